@@ -1,0 +1,108 @@
+package io.talos.server.metadata;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Durable cluster metadata: topics, consumer-group workers, partition locks, committed offsets
+ * and credentials. Storage-neutral: an embedded implementation serves one machine, an HBase one
+ * (later) a cluster; both pass the same contract test suite.
+ *
+ * <p>Contract for every implementation:
+ * <ul>
+ *   <li>Every method is atomic and linearizable with respect to all callers of the same store,
+ *   including other store instances on the same backing storage. Conditional writes
+ *   (create-if-absent, compare-and-set, lock-if-free) are single atomic operations, never
+ *   read-then-write.
+ *   <li>A method that returned has made its change durable (survives a crash of the process).
+ *   <li>Time is never read from a clock here: expiry decisions take the caller's {@code nowMs}
+ *   and {@code ttlMs}, so all nodes judge by the server clock they pass and tests can step time.
+ *   <li>Consumer state is keyed by the topic's resource name (ownerId#name#suffix), so a deleted
+ *   and re-created topic of the same name starts with no workers, locks or offsets.
+ *   <li>Failures of the backing store surface as {@link MetadataException}; a failed call leaves
+ *   no partial change.
+ * </ul>
+ * Thread-safe.
+ */
+public interface MetadataStore extends AutoCloseable {
+
+  // ---- topics -------------------------------------------------------------------------------
+
+  /** Creates the topic iff no topic of that name exists. @return false if one exists */
+  boolean createTopic(TopicRecord topic);
+
+  Optional<TopicRecord> topic(String name);
+
+  /** All topics, sorted by name. */
+  List<TopicRecord> topics();
+
+  /**
+   * Replaces {@code expected} by {@code updated} iff the stored record of that name still has
+   * {@code expected.version()}; the stored version becomes {@code expected.version() + 1}
+   * whatever {@code updated.version()} says.
+   *
+   * @return false if the topic is gone or changed since {@code expected} was read
+   */
+  boolean replaceTopic(TopicRecord expected, TopicRecord updated);
+
+  /**
+   * Deletes the topic iff its resource name is {@code resourceName}, with all consumer state
+   * (workers, locks, offsets) keyed by that resource name.
+   *
+   * @return false if no such topic
+   */
+  boolean deleteTopic(String name, String resourceName);
+
+  // ---- consumer groups ----------------------------------------------------------------------
+
+  /** Registers the worker or refreshes its registration to {@code nowMs}. */
+  void registerWorker(String group, String topicResourceName, String workerId, long nowMs);
+
+  /** Removes the worker's registration. @return false if it was not registered */
+  boolean removeWorker(String group, String topicResourceName, String workerId);
+
+  /** Registered workers → last registration/renewal time (ms), expired ones included. */
+  Map<String, Long> workers(String group, String topicResourceName);
+
+  /**
+   * Takes or refreshes the lock of one partition for {@code workerId} iff the lock is free, held
+   * by the same worker, or expired ({@code lastRenewMs + ttlMs <= nowMs}). On success the lock's
+   * renewal time becomes {@code nowMs}.
+   *
+   * @return true if {@code workerId} holds the lock afterwards
+   */
+  boolean lockPartition(String group, String topicResourceName, int partitionId, String workerId,
+      long nowMs, long ttlMs);
+
+  /** Releases the lock iff held by {@code workerId}. @return false if it was not theirs */
+  boolean unlockPartition(String group, String topicResourceName, int partitionId, String workerId);
+
+  /** Current locks by partition id, expired ones included. */
+  Map<Integer, PartitionLock> partitionLocks(String group, String topicResourceName);
+
+  /**
+   * Commits {@code offset} iff {@code workerId} holds a live (unexpired at {@code nowMs}) lock on
+   * the partition.
+   *
+   * @return false if the worker does not hold the lock
+   */
+  boolean commitOffset(String group, String topicResourceName, int partitionId, String workerId,
+      long offset, long nowMs, long ttlMs);
+
+  /** Commits {@code offset} unconditionally (administrative reset). */
+  void setOffset(String group, String topicResourceName, int partitionId, long offset);
+
+  OptionalLong committedOffset(String group, String topicResourceName, int partitionId);
+
+  // ---- credentials --------------------------------------------------------------------------
+
+  /** @return false if a credential with that key id exists (it is left unchanged) */
+  boolean putCredentialIfAbsent(Credential credential);
+
+  Optional<Credential> credential(String secretKeyId);
+
+  @Override
+  void close();
+}
