@@ -48,6 +48,14 @@ struct MessageBlock {
   7: optional i64 createTimestamp,
 }
 
+/* Kept for wire completeness with the SDK; this server's index is its own (see docs). */
+struct MessageIndex {
+  1: required common.TopicAndPartition topicAndPartition,
+  2: required i64 messageOffset,
+  3: required i64 hdfsLogFileOffset,
+  4: required i32 messageNumber,
+}
+
 struct OffsetInfo {
   1: required i32 partitionId,
   2: optional i64 startOffset,

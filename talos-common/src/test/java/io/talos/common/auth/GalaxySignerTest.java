@@ -1,0 +1,77 @@
+package io.talos.common.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.common.collect.LinkedListMultimap;
+import com.xiaomi.infra.galaxy.client.authentication.HttpMethod;
+import com.xiaomi.infra.galaxy.client.authentication.signature.SignAlgorithm;
+import com.xiaomi.infra.galaxy.client.authentication.signature.Signer;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Our signer against galaxy-client-java's Signer, which the Talos SDK 2.0.2 signs with. */
+class GalaxySignerTest {
+  private static final String SECRET = "s3cr3t-Key/+=";
+
+  private static Map<String, List<String>> sdkLikeHeaders(byte[] body) {
+    Map<String, List<String>> h = new LinkedHashMap<>();
+    h.put("Content-Type", List.of("application/x-thrift-compact"));
+    h.put("Accept", List.of("application/x-thrift-compact"));
+    h.put("User-Agent", List.of("Java-SDK/2.0.2 Java/17"));
+    h.put("Host", List.of("127.0.0.1"));
+    h.put("X-Xiaomi-Timestamp", List.of("1763800000"));
+    h.put("x-xiaomi-date", List.of("Sat, 22 Nov 2025 08:26:40 GMT"));
+    h.put("X-Xiaomi-Content-MD5", List.of(GalaxySigner.contentMd5Hex(body, 0, body.length)));
+    return h;
+  }
+
+  private static String reference(String uri, Map<String, List<String>> headers) throws Exception {
+    LinkedListMultimap<String, String> lower = LinkedListMultimap.create();
+    headers.forEach((k, vs) -> vs.forEach(v -> lower.put(k.toLowerCase(), v)));
+    return Signer.signToBase64(HttpMethod.POST, new URI(uri), lower, SECRET, SignAlgorithm.HmacSHA1);
+  }
+
+  @Test
+  void matchesTheSdkSignerForAnSdkRequest() throws Exception {
+    byte[] body = "some thrift bytes".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> headers = sdkLikeHeaders(body);
+    String ours = GalaxySigner.sign(SECRET,
+        GalaxySigner.stringToSign("POST", "/v1/api/message", "id=1a2b3c4d&type=putMessage", headers));
+    assertEquals(reference("/v1/api/message?id=1a2b3c4d&type=putMessage", headers), ours);
+  }
+
+  @Test
+  void matchesTheSdkSignerWithSubResourcesExpiresAndPlainDate() throws Exception {
+    byte[] body = new byte[0];
+    Map<String, List<String>> headers = sdkLikeHeaders(body);
+    headers.remove("x-xiaomi-date");
+    headers.put("Date", List.of("Sat, 22 Nov 2025 08:26:40 GMT"));
+    headers.put("X-Xiaomi-Meta-Extra", List.of("b", "a"));
+    String query = "type=x&quota=1&acl&id=zz";
+    String ours = GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", query, headers));
+    assertEquals(reference("/v1/api/topic?" + query, headers), ours);
+
+    String withExpires = "Expires=1763800999&acl";
+    assertEquals(reference("/v1/api/topic?" + withExpires, headers),
+        GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", withExpires, headers)));
+  }
+
+  @Test
+  void anyChangeToASignedPartChangesTheSignature() {
+    byte[] body = "x".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> headers = sdkLikeHeaders(body);
+    String base = GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/message", null, headers));
+    Map<String, List<String>> other = new LinkedHashMap<>(headers);
+    other.put("X-Xiaomi-Timestamp", List.of("1763800001"));
+    assertFalse(base.equals(GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/message", null, other))));
+    assertFalse(base.equals(GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", null, headers))));
+    assertFalse(base.equals(GalaxySigner.sign("other", GalaxySigner.stringToSign("POST", "/v1/api/message", null, headers))));
+    assertTrue(GalaxySigner.signaturesEqual(base, base));
+  }
+}

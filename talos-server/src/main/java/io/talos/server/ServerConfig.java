@@ -1,0 +1,141 @@
+package io.talos.server;
+
+import io.talos.common.config.ConfigDef;
+import io.talos.common.config.ConfigDef.Type;
+import io.talos.common.config.ConfigDef.Validator;
+import io.talos.common.config.TalosConfig;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+
+/**
+ * Every server configuration key, declared once: name, type, default, validation, doc line.
+ * {@code conf/talos.properties} lists them all at their defaults (ServerConfigTest keeps the two
+ * in step). Keys under {@code hadoop.} are passed to the Hadoop FileSystem configuration with the
+ * prefix removed.
+ */
+public final class ServerConfig extends TalosConfig {
+  public static final String HOST = "server.host";
+  public static final String PORT = "server.port";
+  public static final String DATA_DIR = "server.data.dir";
+  public static final String HTTP_THREADS_MAX = "server.http.threads.max";
+  public static final String REQUEST_MAX_BYTES = "server.request.max.bytes";
+  public static final String AUTH_CLOCK_SKEW_MAX_MS = "auth.clock.skew.max.ms";
+  public static final String ADMIN_CREDENTIAL_FILE = "auth.admin.credential.file";
+
+  public static final String STORAGE_ROOT_URI = "storage.root.uri";
+  public static final String STORAGE_DURABILITY = "storage.durability";
+  public static final String STORAGE_SEGMENT_BYTES = "storage.segment.bytes";
+  public static final String STORAGE_SEGMENT_MS = "storage.segment.ms";
+  public static final String STORAGE_INDEX_INTERVAL_BYTES = "storage.index.interval.bytes";
+  public static final String STORAGE_RETENTION_CHECK_INTERVAL_MS = "storage.retention.check.interval.ms";
+
+  public static final String METADATA_STORE = "metadata.store";
+  public static final String METADATA_DIR = "metadata.dir";
+
+  public static final String TOPIC_PARTITIONS_MAX = "topic.partitions.max";
+  public static final String TOPIC_RETENTION_SECS_DEFAULT = "topic.retention.secs.default";
+  public static final String TOPIC_RETENTION_SECS_MIN = "topic.retention.secs.min";
+
+  public static final String MESSAGE_MAX_BYTES = "message.max.bytes";
+  public static final String MESSAGE_BLOCK_VALIDATION = "message.block.validation";
+  public static final String GET_MAX_MESSAGES = "message.get.max.messages";
+  public static final String GET_MAX_BYTES = "message.get.max.bytes";
+
+  public static final String CONSUMER_LOCK_TTL_MS = "consumer.lock.ttl.ms";
+
+  public static final String HADOOP_PREFIX = "hadoop.";
+
+  public static final ConfigDef DEF = new ConfigDef()
+      .section("Network")
+      .define(HOST, Type.STRING, "127.0.0.1", Validator.nonEmpty(),
+          "Address the HTTP front-end binds to; 0.0.0.0 for every interface.")
+      .define(PORT, Type.INT, 8080, Validator.between(0, 65535),
+          "HTTP port of the Thrift-over-HTTP API and the ops endpoint; 0 picks a free port.")
+      .define(HTTP_THREADS_MAX, Type.INT, 64, Validator.between(4, 4096),
+          "Maximum number of Jetty threads serving requests.")
+      .define(REQUEST_MAX_BYTES, Type.LONG, 32L * 1024 * 1024, Validator.between(1024, Integer.MAX_VALUE),
+          "Largest request body accepted, in bytes; larger requests get HTTP 413.")
+      .section("Authentication")
+      .define(AUTH_CLOCK_SKEW_MAX_MS, Type.LONG, 900_000L, Validator.atLeast(1000),
+          "Largest difference between a request's X-Xiaomi-Timestamp and the server clock; beyond it HTTP 412.")
+      .define(ADMIN_CREDENTIAL_FILE, Type.STRING, "",
+          null, "Where the admin credential created on first start is written (mode 0600); empty means DATA_DIR/admin-credential.properties.")
+      .section("Storage")
+      .define(DATA_DIR, Type.STRING, "./data", Validator.nonEmpty(),
+          "Local data directory: the default home of the partition log and the embedded metadata store.")
+      .define(STORAGE_ROOT_URI, Type.STRING, "",
+          null, "Root of the partition log as a Hadoop FileSystem URI (file:///..., hdfs://namenode/path); empty means file://DATA_DIR/log.")
+      .define(STORAGE_DURABILITY, Type.STRING, "flush", Validator.oneOf("flush", "sync"),
+          "When a put is acknowledged: flush (data handed to the OS / on every HDFS pipeline replica) or sync (fsync / hsync to disk).")
+      .define(STORAGE_SEGMENT_BYTES, Type.LONG, 256L * 1024 * 1024, Validator.between(1024, 1L << 40),
+          "A segment file is rolled when it reaches this size in bytes.")
+      .define(STORAGE_SEGMENT_MS, Type.LONG, 3_600_000L, Validator.atLeast(1000),
+          "A segment file is rolled when its first record is this old, in ms.")
+      .define(STORAGE_INDEX_INTERVAL_BYTES, Type.INT, 4096, Validator.between(64, 1 << 24),
+          "The sparse offset index gets an entry every this many bytes of segment.")
+      .define(STORAGE_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 60_000L, Validator.atLeast(100),
+          "How often segments past their topic's retention are deleted, in ms.")
+      .section("Metadata")
+      .define(METADATA_STORE, Type.STRING, "embedded", Validator.oneOf("embedded"),
+          "Metadata store implementation: embedded (an H2 MVStore file under metadata.dir).")
+      .define(METADATA_DIR, Type.STRING, "",
+          null, "Directory of the embedded metadata store; empty means DATA_DIR/metadata.")
+      .section("Topics")
+      .define(TOPIC_PARTITIONS_MAX, Type.INT, 1024, Validator.between(1, 65536),
+          "Largest partition count a topic may have.")
+      .define(TOPIC_RETENTION_SECS_DEFAULT, Type.INT, 86_400, Validator.atLeast(1),
+          "Retention of a topic created without messageRetentionSecs, in seconds.")
+      .define(TOPIC_RETENTION_SECS_MIN, Type.INT, 60, Validator.atLeast(1),
+          "Smallest retention a topic may be given, in seconds.")
+      .section("Messages")
+      .define(MESSAGE_MAX_BYTES, Type.INT, 10 * 1024 * 1024, Validator.between(1, 256 * 1024 * 1024),
+          "Largest single message, in bytes (the Talos SDK allows 10 MiB).")
+      .define(MESSAGE_BLOCK_VALIDATION, Type.STRING, "full", Validator.oneOf("full", "none"),
+          "full: decompress and check every put block's message framing and sizes before storing it; none: store blocks unchecked.")
+      .define(GET_MAX_MESSAGES, Type.INT, 10_000, Validator.atLeast(1),
+          "Most messages one getMessage answers with, whatever the client asks.")
+      .define(GET_MAX_BYTES, Type.INT, 8 * 1024 * 1024, Validator.atLeast(1024),
+          "Most payload bytes one getMessage answers with (at least one block is always returned).")
+      .section("Consumer groups")
+      .define(CONSUMER_LOCK_TTL_MS, Type.LONG, 30_000L, Validator.atLeast(100),
+          "A consumer worker's registration and partition locks expire this long after its last renewal, in ms.")
+      .definePrefix(HADOOP_PREFIX,
+          "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).");
+
+  public ServerConfig(Properties props) {
+    super(DEF, props);
+  }
+
+  public static ServerConfig load(Path file, Properties overrides) throws IOException {
+    Properties props = new Properties();
+    if (file != null) {
+      try (InputStream in = Files.newInputStream(file)) {
+        props.load(in);
+      }
+    }
+    props.putAll(overrides);
+    return new ServerConfig(props);
+  }
+
+  public Path dataDir() {
+    return Path.of(getString(DATA_DIR)).toAbsolutePath().normalize();
+  }
+
+  public String storageRootUri() {
+    String uri = getString(STORAGE_ROOT_URI);
+    return uri == null || uri.isEmpty() ? dataDir().resolve("log").toUri().toString() : uri;
+  }
+
+  public Path metadataDir() {
+    String dir = getString(METADATA_DIR);
+    return dir == null || dir.isEmpty() ? dataDir().resolve("metadata") : Path.of(dir).toAbsolutePath();
+  }
+
+  public Path adminCredentialFile() {
+    String f = getString(ADMIN_CREDENTIAL_FILE);
+    return f == null || f.isEmpty() ? dataDir().resolve("admin-credential.properties") : Path.of(f).toAbsolutePath();
+  }
+}

@@ -1,0 +1,241 @@
+package io.talos.server;
+
+import com.codahale.metrics.MetricRegistry;
+import io.talos.server.auth.AdminCredentials;
+import io.talos.server.auth.Authenticator;
+import io.talos.server.frontend.ApiHandler;
+import io.talos.server.frontend.ErrorBoundary;
+import io.talos.server.metadata.Credential;
+import io.talos.server.metadata.MetadataStore;
+import io.talos.server.metadata.MvStoreMetadataStore;
+import io.talos.server.metadata.TopicRecord;
+import io.talos.server.ops.OpsHandler;
+import io.talos.server.service.ConsumerServiceHandler;
+import io.talos.server.service.MessageBlockValidator;
+import io.talos.server.service.MessageServiceHandler;
+import io.talos.server.service.QuotaServiceHandler;
+import io.talos.server.service.TopicServiceHandler;
+import io.talos.server.service.Topics;
+import io.talos.server.storage.Durability;
+import io.talos.server.storage.LogConfig;
+import io.talos.server.storage.PartitionLogs;
+import io.talos.thrift.ConsumerService;
+import io.talos.thrift.MessageService;
+import io.talos.thrift.QuotaService;
+import io.talos.thrift.TopicService;
+import java.io.IOException;
+import java.net.URI;
+import java.time.Clock;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Talos node: the metadata store, the partition logs, the services and the Jetty front-end,
+ * started in that order and closed in reverse. Standalone by default (embedded metadata, local
+ * files); everything it needs comes from {@link ServerConfig}.
+ *
+ * <p>Thread-safe: {@link #close()} may be called from any thread, once or more.
+ */
+public final class TalosServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TalosServer.class);
+
+  private final ServerConfig config;
+  private final MetricRegistry metrics = new MetricRegistry();
+  private final MetadataStore metadata;
+  private final PartitionLogs logs;
+  private final Server jetty;
+  private final ScheduledExecutorService maintenance;
+  private final AdminCredentials.Result admin;
+  private volatile boolean closed;
+
+  private TalosServer(ServerConfig config, Clock clock) throws Exception {
+    this.config = config;
+    java.nio.file.Files.createDirectories(config.dataDir());
+    MetadataStore store = MvStoreMetadataStore.open(config.metadataDir());
+    PartitionLogs partitionLogs = null;
+    Server server = null;
+    ScheduledExecutorService scheduler = null;
+    try {
+      this.admin = AdminCredentials.ensure(store, config.adminCredentialFile());
+      partitionLogs = openLogs(config, clock);
+      // A crash between deleting a topic's metadata and its data leaves an orphan directory.
+      Set<String> live = store.topics().stream().map(TopicRecord::resourceName).collect(Collectors.toSet());
+      partitionLogs.retainOnly(live);
+
+      Topics topics = new Topics(store);
+      Map<String, ApiHandler.Service> services = Map.of(
+          "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
+              new TopicServiceHandler(topics, partitionLogs, clock, config.getInt(ServerConfig.TOPIC_PARTITIONS_MAX),
+                  config.getInt(ServerConfig.TOPIC_RETENTION_SECS_DEFAULT),
+                  config.getInt(ServerConfig.TOPIC_RETENTION_SECS_MIN)), metrics),
+              new TopicService.Processor<>(null).getProcessMapView()),
+          "message", new ApiHandler.Service(ErrorBoundary.wrap(MessageService.Iface.class,
+              new MessageServiceHandler(topics, partitionLogs, clock,
+                  new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
+                      config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
+                      config.getInt(ServerConfig.MESSAGE_MAX_BYTES)),
+                  config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES)), metrics),
+              new MessageService.Processor<>(null).getProcessMapView()),
+          "consumer", new ApiHandler.Service(ErrorBoundary.wrap(ConsumerService.Iface.class,
+              new ConsumerServiceHandler(topics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
+              new ConsumerService.Processor<>(null).getProcessMapView()),
+          "quota", new ApiHandler.Service(ErrorBoundary.wrap(QuotaService.Iface.class,
+              new QuotaServiceHandler(), metrics),
+              new QuotaService.Processor<>(null).getProcessMapView()));
+
+      int maxRequest = (int) config.getLong(ServerConfig.REQUEST_MAX_BYTES);
+      Authenticator authenticator = new Authenticator(store, clock, config.getLong(ServerConfig.AUTH_CLOCK_SKEW_MAX_MS));
+      QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.HTTP_THREADS_MAX));
+      threads.setName("talos-http");
+      server = new Server(threads);
+      HttpConfiguration http = new HttpConfiguration();
+      http.setSendServerVersion(false);
+      ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+      connector.setHost(config.getString(ServerConfig.HOST));
+      connector.setPort(config.getInt(ServerConfig.PORT));
+      server.addConnector(connector);
+      server.setHandler(new Handler.Sequence(
+          new ApiHandler(services, authenticator, clock, maxRequest, metrics),
+          new OpsHandler(metrics),
+          new NotFoundHandler()));
+      server.start();
+
+      final PartitionLogs retained = partitionLogs;
+      scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "talos-retention");
+        t.setDaemon(true);
+        return t;
+      });
+      long interval = config.getLong(ServerConfig.STORAGE_RETENTION_CHECK_INTERVAL_MS);
+      scheduler.scheduleWithFixedDelay(() -> runRetention(store, retained), interval, interval, TimeUnit.MILLISECONDS);
+    } catch (Exception | Error e) {
+      if (scheduler != null) scheduler.shutdownNow();
+      if (server != null) {
+        try {
+          server.stop();
+        } catch (Exception suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
+      if (partitionLogs != null) partitionLogs.closeAll();
+      store.close();
+      throw e;
+    }
+    this.metadata = store;
+    this.logs = partitionLogs;
+    this.jetty = server;
+    this.maintenance = scheduler;
+  }
+
+  public static TalosServer start(ServerConfig config) throws Exception {
+    return start(config, Clock.systemUTC());
+  }
+
+  public static TalosServer start(ServerConfig config, Clock clock) throws Exception {
+    TalosServer server = new TalosServer(config, clock);
+    LOG.info("Talos server listening on {} with data in {}", server.endpoint(), config.dataDir());
+    return server;
+  }
+
+  private static PartitionLogs openLogs(ServerConfig config, Clock clock) throws IOException {
+    Configuration hadoop = new Configuration();
+    config.withPrefix(ServerConfig.HADOOP_PREFIX).forEach(hadoop::set);
+    URI root = URI.create(config.storageRootUri());
+    FileSystem fs = "file".equals(root.getScheme())
+        ? FileSystem.getLocal(hadoop).getRaw()
+        : FileSystem.get(root, hadoop);
+    LogConfig logConfig = new LogConfig(
+        config.getLong(ServerConfig.STORAGE_SEGMENT_BYTES),
+        config.getLong(ServerConfig.STORAGE_SEGMENT_MS),
+        config.getInt(ServerConfig.STORAGE_INDEX_INTERVAL_BYTES),
+        Durability.valueOf(config.getString(ServerConfig.STORAGE_DURABILITY).toUpperCase(Locale.ROOT)),
+        config.getInt(ServerConfig.MESSAGE_MAX_BYTES) + (int) Math.min(Integer.MAX_VALUE / 2, config.getLong(ServerConfig.REQUEST_MAX_BYTES)));
+    return new PartitionLogs(fs, new Path(root), logConfig, clock);
+  }
+
+  private void runRetention(MetadataStore store, PartitionLogs partitionLogs) {
+    try {
+      Map<String, Long> retentionMs = store.topics().stream()
+          .collect(Collectors.toMap(TopicRecord::resourceName, t -> t.retentionSecs() * 1000L));
+      partitionLogs.runRetentionOnce(retentionMs::get);
+    } catch (RuntimeException e) {
+      LOG.warn("retention pass failed; will retry", e);
+    }
+  }
+
+  public URI endpoint() {
+    ServerConnector c = (ServerConnector) jetty.getConnectors()[0];
+    String host = c.getHost() == null || c.getHost().equals("0.0.0.0") ? "127.0.0.1" : c.getHost();
+    return URI.create("http://" + host + ":" + c.getLocalPort());
+  }
+
+  public int port() {
+    return ((ServerConnector) jetty.getConnectors()[0]).getLocalPort();
+  }
+
+  public Credential adminCredential() {
+    return admin.credential();
+  }
+
+  /** Whether this start created the admin credential (the first start on this data directory). */
+  public boolean adminCredentialCreated() {
+    return admin.created();
+  }
+
+  public MetricRegistry metrics() {
+    return metrics;
+  }
+
+  public ServerConfig config() {
+    return config;
+  }
+
+  public MetadataStore metadata() {
+    return metadata;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) return;
+    closed = true;
+    try {
+      jetty.stop();
+    } catch (Exception e) {
+      LOG.warn("stopping the HTTP front-end failed", e);
+    }
+    maintenance.shutdownNow();
+    logs.closeAll();
+    metadata.close();
+    LOG.info("Talos server stopped");
+  }
+
+  /** Last handler: a plain 404 for paths that are neither the API nor ops. */
+  private static final class NotFoundHandler extends Handler.Abstract {
+    @Override
+    public boolean handle(org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response,
+        org.eclipse.jetty.util.Callback callback) {
+      response.setStatus(404);
+      response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
+      response.write(true, java.nio.ByteBuffer.wrap(("no such path " + request.getHttpURI().getPath()
+          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota}, ops is GET /ops/{health,metrics}\n")
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8)), callback);
+      return true;
+    }
+  }
+}

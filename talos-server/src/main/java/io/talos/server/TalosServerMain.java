@@ -1,0 +1,68 @@
+package io.talos.server;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code talos server}: starts one node and runs until interrupted (Ctrl-C or SIGTERM). */
+@Command(name = "talos server", mixinStandardHelpOptions = true,
+    description = "Start a Talos node (standalone: embedded metadata, local storage, unless configured otherwise).")
+public final class TalosServerMain implements Callable<Integer> {
+  @Option(names = "--port", description = "HTTP port (server.port); default 8080.")
+  Integer port;
+
+  @Option(names = "--host", description = "Bind address (server.host); default 127.0.0.1.")
+  String host;
+
+  @Option(names = "--data-dir", description = "Data directory (server.data.dir); default ./data.")
+  Path dataDir;
+
+  @Option(names = "--conf", description = "Properties file with server keys (see conf/talos.properties).")
+  Path conf;
+
+  @Option(names = "-D", description = "Override one key: -Dkey=value.", mapFallbackValue = "")
+  Map<String, String> overrides = Map.of();
+
+  @Override
+  public Integer call() throws Exception {
+    Properties props = new Properties();
+    props.putAll(overrides);
+    if (port != null) props.setProperty(ServerConfig.PORT, port.toString());
+    if (host != null) props.setProperty(ServerConfig.HOST, host);
+    if (dataDir != null) props.setProperty(ServerConfig.DATA_DIR, dataDir.toString());
+    ServerConfig config = ServerConfig.load(conf, props);
+    TalosServer server = TalosServer.start(config);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      server.close();
+      stopped.countDown();
+    }, "talos-shutdown"));
+    System.out.println("Talos is up: endpoint " + server.endpoint() + ", data in " + config.dataDir());
+    if (server.adminCredentialCreated()) {
+      System.out.println("Created the admin credential (written to " + config.adminCredentialFile() + ", mode 0600):");
+      System.out.println("  secretKeyId=" + server.adminCredential().secretKeyId());
+      System.out.println("  secretKey=" + server.adminCredential().secretKey());
+    } else {
+      System.out.println("Admin credential: " + config.adminCredentialFile());
+    }
+    System.out.println("READY");
+    System.out.flush();
+    stopped.await();
+    return 0;
+  }
+
+  public static void main(String[] args) {
+    CommandLine cli = new CommandLine(new TalosServerMain());
+    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      System.err.println("talos server: " + e.getMessage());
+      return 1;
+    });
+    int code = cli.execute(args);
+    if (code != 0) System.exit(code);
+  }
+}

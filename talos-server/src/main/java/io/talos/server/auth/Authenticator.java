@@ -1,0 +1,116 @@
+package io.talos.server.auth;
+
+import io.talos.common.auth.GalaxySigner;
+import io.talos.server.metadata.Credential;
+import io.talos.server.metadata.MetadataStore;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Verifies the Galaxy HMAC signature the Talos SDK puts on every request (see
+ * {@link GalaxySigner} for the exact string to sign).
+ *
+ * <p>Checks, in order: an {@code Authorization: Galaxy-V2|Galaxy-V3 keyId:signature} header
+ * (else 401); an {@code X-Xiaomi-Timestamp} within {@code maxSkewMs} of the server clock (else
+ * 412, and the caller sends the server's timestamp so the SDK can adjust its clock); an
+ * {@code X-Xiaomi-Content-MD5} equal to the body's MD5 (else 401: the body is not the one that was
+ * signed); a known key id and a matching signature (else 401).
+ *
+ * <p>Thread-safe.
+ */
+public final class Authenticator {
+  private final MetadataStore metadata;
+  private final Clock clock;
+  private final long maxSkewMs;
+
+  public Authenticator(MetadataStore metadata, Clock clock, long maxSkewMs) {
+    this.metadata = metadata;
+    this.clock = clock;
+    this.maxSkewMs = maxSkewMs;
+  }
+
+  /** Why a request is refused, with the HTTP status to answer. */
+  public static final class AuthenticationException extends Exception {
+    private final int httpStatus;
+
+    AuthenticationException(int httpStatus, String message) {
+      super(message);
+      this.httpStatus = httpStatus;
+    }
+
+    public int httpStatus() {
+      return httpStatus;
+    }
+  }
+
+  /**
+   * @param headers all request headers (any name case) with their values
+   * @return the credential the request was signed with
+   */
+  public Credential authenticate(String method, String path, String query,
+      Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
+    String authorization = header(headers, GalaxySigner.AUTHORIZATION);
+    if (authorization == null) {
+      throw new AuthenticationException(401, "missing Authorization header; expected 'Galaxy-V3 <secretKeyId>:<signature>'");
+    }
+    int space = authorization.indexOf(' ');
+    String scheme = space < 0 ? authorization : authorization.substring(0, space);
+    if (!scheme.equals(GalaxySigner.SCHEME_V2) && !scheme.equals(GalaxySigner.SCHEME_V3)) {
+      throw new AuthenticationException(401, "unsupported Authorization scheme '" + scheme
+          + "'; supported: Galaxy-V2, Galaxy-V3");
+    }
+    String rest = authorization.substring(space + 1).trim();
+    int colon = rest.lastIndexOf(':');
+    if (colon <= 0 || colon == rest.length() - 1) {
+      throw new AuthenticationException(401, "malformed Authorization header; expected '" + scheme
+          + " <secretKeyId>:<signature>'");
+    }
+    String keyId = rest.substring(0, colon);
+    String signature = rest.substring(colon + 1);
+
+    String timestamp = header(headers, GalaxySigner.TIMESTAMP);
+    if (timestamp == null) {
+      throw new AuthenticationException(401, "missing " + GalaxySigner.TIMESTAMP + " header (epoch seconds)");
+    }
+    long requestSecs;
+    try {
+      requestSecs = Long.parseLong(timestamp.trim());
+    } catch (NumberFormatException e) {
+      throw new AuthenticationException(401, GalaxySigner.TIMESTAMP + " '" + timestamp + "' is not epoch seconds");
+    }
+    long skewMs = Math.abs(clock.millis() - requestSecs * 1000);
+    if (skewMs > maxSkewMs) {
+      throw new AuthenticationException(412, "request timestamp " + requestSecs + " differs from server time by "
+          + skewMs + " ms; at most " + maxSkewMs + " ms is allowed");
+    }
+
+    String md5 = header(headers, GalaxySigner.CONTENT_MD5);
+    if (md5 == null) {
+      throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
+    }
+    if (!md5.equalsIgnoreCase(GalaxySigner.contentMd5Hex(body, 0, bodyLength))) {
+      throw new AuthenticationException(401, GalaxySigner.CONTENT_MD5 + " does not match the request body");
+    }
+
+    Optional<Credential> credential = metadata.credential(keyId);
+    // Same answer for unknown key and wrong signature: do not reveal which key ids exist.
+    if (credential.isEmpty()) {
+      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'");
+    }
+    String expected = GalaxySigner.sign(credential.get().secretKey(),
+        GalaxySigner.stringToSign(method, path, query, headers));
+    if (!GalaxySigner.signaturesEqual(expected, signature)) {
+      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'");
+    }
+    return credential.get();
+  }
+
+  private static String header(Map<String, List<String>> headers, String name) {
+    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+      if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) return e.getValue().get(0);
+    }
+    return null;
+  }
+}

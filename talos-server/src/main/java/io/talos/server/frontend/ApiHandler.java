@@ -1,0 +1,149 @@
+package io.talos.server.frontend;
+
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+import io.talos.common.auth.GalaxySigner;
+import io.talos.server.auth.Authenticator;
+import io.talos.server.auth.Authenticator.AuthenticationException;
+import io.talos.server.metadata.Credential;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota}?id=..&type=method}
+ * with one TCompactProtocol message as the body, exactly as the Talos SDK calls it.
+ *
+ * <p>Request path: check method and path (405 / 404), bound the body (413), authenticate (401 /
+ * 412 with the server's {@code X-Xiaomi-Timestamp}), decode and dispatch the call (400 when the
+ * body is not a well-formed call), answer {@code 200 application/x-thrift} with the Thrift reply.
+ * Error bodies are one line of plain text saying what was wrong.
+ *
+ * <p>Thread-safe; runs on Jetty's request threads.
+ */
+public final class ApiHandler extends Handler.Abstract {
+  private static final Logger LOG = LoggerFactory.getLogger(ApiHandler.class);
+  public static final String API_PREFIX = "/v1/api/";
+  public static final String THRIFT_CONTENT_TYPE = "application/x-thrift";
+  /** User-Agent prefix of our SDK, which understands Talos extension error codes. */
+  public static final String TALOS_CLIENT_AGENT = "talos-java-client";
+
+  private final Map<String, ThriftDispatcher> dispatchers;
+  private final Authenticator authenticator;
+  private final Clock clock;
+  private final int maxRequestBytes;
+  private final MetricRegistry metrics;
+
+  /**
+   * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
+   *     already wrapped in an {@link ErrorBoundary}, with the generated processor's function map
+   */
+  public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
+      int maxRequestBytes, MetricRegistry metrics) {
+    Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
+    services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes)));
+    this.dispatchers = Map.copyOf(d);
+    this.authenticator = authenticator;
+    this.clock = clock;
+    this.maxRequestBytes = maxRequestBytes;
+    this.metrics = metrics;
+  }
+
+  /** A service implementation and its generated {@code Processor.getProcessMapView()}. */
+  public record Service(Object implementation, @SuppressWarnings("rawtypes") Map functions) {}
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    String path = request.getHttpURI().getPath();
+    if (path == null || !path.startsWith(API_PREFIX)) return false;
+    ThriftDispatcher dispatcher = dispatchers.get(path.substring(API_PREFIX.length()));
+    if (dispatcher == null) {
+      return error(response, callback, 404, "no such API path " + path + "; the API paths are "
+          + API_PREFIX + "{" + String.join(",", new java.util.TreeSet<>(dispatchers.keySet())) + "}");
+    }
+    if (!"POST".equals(request.getMethod())) {
+      response.getHeaders().put(HttpHeader.ALLOW, "POST");
+      return error(response, callback, 405, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
+    }
+    long declared = request.getLength();
+    if (declared > maxRequestBytes) {
+      return error(response, callback, 413, "request body of " + declared + " bytes exceeds the limit of "
+          + maxRequestBytes + " bytes (server.request.max.bytes)");
+    }
+    byte[] body;
+    try (InputStream in = Content.Source.asInputStream(request)) {
+      body = in.readNBytes(maxRequestBytes + 1);
+    } catch (IOException e) {
+      return error(response, callback, 400, "cannot read the request body: " + e.getMessage());
+    }
+    if (body.length > maxRequestBytes) {
+      return error(response, callback, 413, "request body exceeds the limit of " + maxRequestBytes
+          + " bytes (server.request.max.bytes)");
+    }
+
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    for (HttpField field : request.getHeaders()) {
+      headers.computeIfAbsent(field.getName(), k -> new ArrayList<>()).add(field.getValue());
+    }
+    String query = request.getHttpURI().getQuery();
+    Credential credential;
+    try {
+      credential = authenticator.authenticate("POST", path, query, headers, body, body.length);
+    } catch (AuthenticationException e) {
+      metrics.meter("auth.failures").mark();
+      if (e.httpStatus() == 412) {
+        response.getHeaders().put(GalaxySigner.TIMESTAMP, Long.toString(clock.millis() / 1000));
+      }
+      return error(response, callback, e.httpStatus(), e.getMessage());
+    }
+
+    String agent = request.getHeaders().get(HttpHeader.USER_AGENT);
+    RequestContext ctx = new RequestContext(credential,
+        agent != null && agent.startsWith(TALOS_CLIENT_AGENT), queryParam(query, "id"));
+    byte[] reply;
+    String method = queryParam(query, "type");
+    try (Timer.Context ignored = metrics.timer("requests." + path.substring(API_PREFIX.length())
+        + "." + (method == null ? "unknown" : method)).time()) {
+      reply = dispatcher.dispatch(body, body.length, method, ctx);
+    } catch (ThriftDispatcher.MalformedRequestException e) {
+      return error(response, callback, 400, e.getMessage());
+    }
+    response.setStatus(200);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
+    response.write(true, ByteBuffer.wrap(reply), callback);
+    return true;
+  }
+
+  private boolean error(Response response, Callback callback, int status, String message) {
+    metrics.meter("http.status." + status).mark();
+    LOG.debug("HTTP {}: {}", status, message);
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
+    response.write(true, ByteBuffer.wrap((message + "\n").getBytes(StandardCharsets.UTF_8)), callback);
+    return true;
+  }
+
+  static String queryParam(String query, String name) {
+    if (query == null) return null;
+    for (String part : query.split("&")) {
+      int eq = part.indexOf('=');
+      if (eq > 0 && part.substring(0, eq).equals(name)) return part.substring(eq + 1);
+    }
+    return null;
+  }
+}

@@ -1,0 +1,80 @@
+package io.talos.server.frontend;
+
+import com.codahale.metrics.MetricRegistry;
+import io.talos.common.errors.ErrorCodes;
+import io.talos.server.metadata.MetadataException;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GalaxyTalosException;
+import java.io.IOException;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The per-request error boundary of a service: every exception a call throws becomes a
+ * {@link GalaxyTalosException} with a code and a message, is counted (meter
+ * {@code errors.<CODE>}) and logged once: expected outcomes (bad input, missing topic) at debug,
+ * failures of the server or its storage at warn with the stack trace. One bad request never
+ * disturbs another.
+ *
+ * <p>Clients that are not our SDK (the Talos SDK 2.0.2 knows codes up to 32 only) receive the
+ * nearest SDK code for Talos extension codes; the message is unchanged.
+ */
+public final class ErrorBoundary implements InvocationHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(ErrorBoundary.class);
+
+  private final Object target;
+  private final MetricRegistry metrics;
+
+  private ErrorBoundary(Object target, MetricRegistry metrics) {
+    this.target = target;
+    this.metrics = metrics;
+  }
+
+  public static <T> T wrap(Class<T> iface, T target, MetricRegistry metrics) {
+    return iface.cast(Proxy.newProxyInstance(iface.getClassLoader(), new Class<?>[] {iface},
+        new ErrorBoundary(target, metrics)));
+  }
+
+  @Override
+  public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) throws Throwable {
+    if (method.getDeclaringClass() == Object.class) return method.invoke(target, args);
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      GalaxyTalosException error = toWire(method.getName(), e.getCause());
+      metrics.meter("errors." + error.getErrorCode()).mark();
+      RequestContext ctx = RequestContext.current();
+      if (!ctx.talosClient()) {
+        error = error.deepCopy().setErrorCode(ErrorCodes.forLegacyClient(error.getErrorCode()));
+      }
+      throw error;
+    }
+  }
+
+  private static GalaxyTalosException toWire(String method, Throwable cause) {
+    if (cause instanceof GalaxyTalosException) {
+      GalaxyTalosException e = (GalaxyTalosException) cause;
+      if (e.getErrorCode() == null) e.setErrorCode(ErrorCode.UNEXPECTED_ERROR);
+      LOG.debug("{} answered {}: {}", method, e.getErrorCode(), e.getErrMsg());
+      return e;
+    }
+    ErrorCode code;
+    String message;
+    if (cause instanceof IOException) {
+      code = ErrorCode.HDFS_OPERATION_FAILED;
+      message = "storage operation failed, retry later: " + cause.getMessage();
+    } else if (cause instanceof MetadataException) {
+      // The wire protocol has one code for metadata-store failures, named after Talos's HBase.
+      code = ErrorCode.HBASE_OPERATION_FAILED;
+      message = "metadata store operation failed, retry later: " + cause.getMessage();
+    } else {
+      code = ErrorCode.INTERNAL_SERVER_ERROR;
+      message = "internal error in " + method + ": " + cause;
+    }
+    LOG.warn("{} failed with {}", method, code, cause);
+    return new GalaxyTalosException().setErrorCode(code).setErrMsg(message);
+  }
+}

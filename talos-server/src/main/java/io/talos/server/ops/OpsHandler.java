@@ -1,0 +1,111 @@
+package io.talos.server.ops;
+
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Histogram;
+import com.codahale.metrics.Meter;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Snapshot;
+import com.codahale.metrics.Timer;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The ops endpoint, unauthenticated and read-only, for operators and monitoring:
+ * {@code GET /ops/health} answers {"status":"ok"} while the server serves; {@code GET /ops/metrics}
+ * answers every metric as JSON (timers and histograms with mean, p50, p75, p99, p999 in ms).
+ * It binds where the API binds (127.0.0.1 by default). Thread-safe.
+ */
+public final class OpsHandler extends Handler.Abstract {
+  public static final String PREFIX = "/ops/";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final MetricRegistry metrics;
+
+  public OpsHandler(MetricRegistry metrics) {
+    this.metrics = metrics;
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) throws Exception {
+    String path = request.getHttpURI().getPath();
+    if (path == null || !path.startsWith(PREFIX)) return false;
+    ObjectNode body = JSON.createObjectNode();
+    int status = 200;
+    if (!"GET".equals(request.getMethod())) {
+      status = 405;
+      response.getHeaders().put(HttpHeader.ALLOW, "GET");
+      body.put("error", "use GET");
+    } else if (path.equals(PREFIX + "health")) {
+      body.put("status", "ok");
+    } else if (path.equals(PREFIX + "metrics")) {
+      body = metricsJson();
+    } else {
+      status = 404;
+      body.put("error", "no such ops path " + path + "; try /ops/health or /ops/metrics");
+    }
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+    response.write(true, ByteBuffer.wrap(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(body)), callback);
+    return true;
+  }
+
+  private ObjectNode metricsJson() {
+    ObjectNode root = JSON.createObjectNode();
+    metrics.getGauges().forEach((name, g) -> root.putPOJO(name, gaugeValue(g)));
+    metrics.getCounters().forEach((name, c) -> root.put(name, c.getCount()));
+    metrics.getMeters().forEach((name, m) -> root.set(name, meter(m)));
+    metrics.getHistograms().forEach((name, h) -> root.set(name, histogram(h)));
+    metrics.getTimers().forEach((name, t) -> root.set(name, timer(t)));
+    return root;
+  }
+
+  private static Object gaugeValue(Gauge<?> g) {
+    try {
+      return g.getValue();
+    } catch (RuntimeException e) {
+      return "error: " + e.getMessage();
+    }
+  }
+
+  private static ObjectNode meter(Meter m) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("count", m.getCount());
+    n.put("rate1m", m.getOneMinuteRate());
+    return n;
+  }
+
+  private static ObjectNode histogram(Histogram h) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("count", h.getCount());
+    Snapshot s = h.getSnapshot();
+    n.put("mean", s.getMean());
+    n.put("p50", s.getMedian());
+    n.put("p75", s.get75thPercentile());
+    n.put("p99", s.get99thPercentile());
+    n.put("p999", s.get999thPercentile());
+    n.put("max", s.getMax());
+    return n;
+  }
+
+  private static ObjectNode timer(Timer t) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("count", t.getCount());
+    n.put("rate1m", t.getOneMinuteRate());
+    Snapshot s = t.getSnapshot();
+    double ms = TimeUnit.MILLISECONDS.toNanos(1);
+    n.put("meanMs", s.getMean() / ms);
+    n.put("p50Ms", s.getMedian() / ms);
+    n.put("p75Ms", s.get75thPercentile() / ms);
+    n.put("p99Ms", s.get99thPercentile() / ms);
+    n.put("p999Ms", s.get999thPercentile() / ms);
+    n.put("maxMs", s.getMax() / ms);
+    return n;
+  }
+}

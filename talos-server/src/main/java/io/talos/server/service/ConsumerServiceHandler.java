@@ -1,0 +1,177 @@
+package io.talos.server.service;
+
+import io.talos.common.errors.TalosErrors;
+import io.talos.server.metadata.MetadataStore;
+import io.talos.server.metadata.PartitionLock;
+import io.talos.server.metadata.TopicRecord;
+import io.talos.thrift.CheckPoint;
+import io.talos.thrift.ConsumeUnit;
+import io.talos.thrift.ConsumerService;
+import io.talos.thrift.GalaxyTalosException;
+import io.talos.thrift.LockPartitionRequest;
+import io.talos.thrift.LockPartitionResponse;
+import io.talos.thrift.LockWorkerRequest;
+import io.talos.thrift.LockWorkerResponse;
+import io.talos.thrift.QueryOffsetRequest;
+import io.talos.thrift.QueryOffsetResponse;
+import io.talos.thrift.QueryWorkerRequest;
+import io.talos.thrift.QueryWorkerResponse;
+import io.talos.thrift.RenewRequest;
+import io.talos.thrift.RenewResponse;
+import io.talos.thrift.UnlockPartitionRequest;
+import io.talos.thrift.UpdateOffsetRequest;
+import io.talos.thrift.UpdateOffsetResponse;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * ConsumerService: consumer groups as the Talos SDK's TalosConsumer drives them. The server owns
+ * the truth: a worker's registration and its partition locks live in the metadata store and
+ * expire {@code lockTtlMs} after their last renewal, judged by this server's clock; offsets are
+ * committed only by the worker holding a live lock on the partition.
+ *
+ * <p>Worker registrations and partition locks are keyed by the topic's resource name, so they
+ * never leak into a re-created topic of the same name. Thread-safe: every state change is one
+ * atomic metadata-store operation.
+ */
+public final class ConsumerServiceHandler extends BaseServiceHandler implements ConsumerService.Iface {
+  private final Topics topics;
+  private final MetadataStore metadata;
+  private final Clock clock;
+  private final long lockTtlMs;
+
+  public ConsumerServiceHandler(Topics topics, Clock clock, long lockTtlMs) {
+    this.topics = topics;
+    this.metadata = topics.metadata();
+    this.clock = clock;
+    this.lockTtlMs = lockTtlMs;
+  }
+
+  @Override
+  public LockWorkerResponse lockWorker(LockWorkerRequest request) throws GalaxyTalosException {
+    ConsumeUnit unit = unit(request == null ? null : request.getConsumeUnit());
+    TopicRecord topic = topics.byResourceName(unit.getTopicTalosResourceName());
+    metadata.registerWorker(unit.getConsumerGroup(), topic.resourceName(), unit.getWorkerId(), clock.millis());
+    return new LockWorkerResponse(true);
+  }
+
+  /**
+   * Live workers of the group, each with the partitions it holds live locks on (possibly none:
+   * the SDK balances by the number of live workers).
+   */
+  @Override
+  public QueryWorkerResponse queryWorker(QueryWorkerRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    checkGroup(request.getConsumerGroup());
+    TopicRecord topic = topics.byResourceName(request.getTopicTalosResourceName());
+    long now = clock.millis();
+    Map<String, List<Integer>> workers = new TreeMap<>();
+    metadata.workers(request.getConsumerGroup(), topic.resourceName()).forEach((worker, renewed) -> {
+      if (renewed + lockTtlMs > now) workers.put(worker, new ArrayList<>());
+    });
+    for (PartitionLock lock : metadata.partitionLocks(request.getConsumerGroup(), topic.resourceName()).values()) {
+      List<Integer> held = workers.get(lock.workerId());
+      if (held != null && !lock.expired(now, lockTtlMs) && lock.partitionId() < topic.partitionCount()) {
+        held.add(lock.partitionId());
+      }
+    }
+    workers.values().forEach(l -> l.sort(null));
+    return new QueryWorkerResponse(workers);
+  }
+
+  @Override
+  public LockPartitionResponse lockPartition(LockPartitionRequest request) throws GalaxyTalosException {
+    ConsumeUnit unit = unit(request == null ? null : request.getConsumeUnit());
+    TopicRecord topic = topics.byResourceName(unit.getTopicTalosResourceName());
+    long now = clock.millis();
+    List<Integer> success = new ArrayList<>();
+    List<Integer> failed = new ArrayList<>();
+    for (int p : partitions(unit)) {
+      boolean ok = p >= 0 && p < topic.partitionCount() && metadata.lockPartition(unit.getConsumerGroup(),
+          topic.resourceName(), p, unit.getWorkerId(), now, lockTtlMs);
+      (ok ? success : failed).add(p);
+    }
+    return new LockPartitionResponse(success, failed);
+  }
+
+  @Override
+  public void unlockPartition(UnlockPartitionRequest request) throws GalaxyTalosException {
+    ConsumeUnit unit = unit(request == null ? null : request.getConsumeUnit());
+    TopicRecord topic = topics.byResourceName(unit.getTopicTalosResourceName());
+    for (int p : partitions(unit)) {
+      metadata.unlockPartition(unit.getConsumerGroup(), topic.resourceName(), p, unit.getWorkerId());
+    }
+  }
+
+  /**
+   * Refreshes the worker's registration and each listed partition lock. A lock that another
+   * worker took after it expired is reported in failedPartitionList; the SDK then stops reading
+   * that partition.
+   */
+  @Override
+  public RenewResponse renew(RenewRequest request) throws GalaxyTalosException {
+    ConsumeUnit unit = unit(request == null ? null : request.getConsumeUnit());
+    TopicRecord topic = topics.byResourceName(unit.getTopicTalosResourceName());
+    long now = clock.millis();
+    metadata.registerWorker(unit.getConsumerGroup(), topic.resourceName(), unit.getWorkerId(), now);
+    List<Integer> failed = new ArrayList<>();
+    for (int p : partitions(unit)) {
+      if (p < 0 || p >= topic.partitionCount() || !metadata.lockPartition(unit.getConsumerGroup(),
+          topic.resourceName(), p, unit.getWorkerId(), now, lockTtlMs)) {
+        failed.add(p);
+      }
+    }
+    return new RenewResponse(true, failed);
+  }
+
+  @Override
+  public UpdateOffsetResponse updateOffset(UpdateOffsetRequest request) throws GalaxyTalosException {
+    CheckPoint cp = request == null ? null : request.getCheckpoint();
+    if (cp == null) throw TalosErrors.invalidParams("checkpoint is missing");
+    checkGroup(cp.getConsumerGroup());
+    checkWorker(cp.getWorkerId());
+    TopicRecord topic = topics.partition(cp.getTopicAndPartition());
+    if (cp.getMsgOffset() < -1) {
+      throw TalosErrors.invalidParams("msgOffset " + cp.getMsgOffset() + " is invalid; offsets are >= -1");
+    }
+    boolean ok = metadata.commitOffset(cp.getConsumerGroup(), topic.resourceName(),
+        cp.getTopicAndPartition().getPartitionId(), cp.getWorkerId(), cp.getMsgOffset(), clock.millis(), lockTtlMs);
+    return new UpdateOffsetResponse(ok);
+  }
+
+  /** The committed offset (the last message the group finished), or -1 when none is committed. */
+  @Override
+  public QueryOffsetResponse queryOffset(QueryOffsetRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    checkGroup(request.getConsumerGroup());
+    TopicRecord topic = topics.partition(request.getTopicAndPartition());
+    return new QueryOffsetResponse(metadata.committedOffset(request.getConsumerGroup(), topic.resourceName(),
+        request.getTopicAndPartition().getPartitionId()).orElse(-1));
+  }
+
+  private static ConsumeUnit unit(ConsumeUnit unit) throws GalaxyTalosException {
+    if (unit == null) throw TalosErrors.invalidParams("consumeUnit is missing");
+    checkGroup(unit.getConsumerGroup());
+    checkWorker(unit.getWorkerId());
+    return unit;
+  }
+
+  private static List<Integer> partitions(ConsumeUnit unit) {
+    return unit.getPartitionIdList() == null ? List.of() : unit.getPartitionIdList();
+  }
+
+  private static void checkGroup(String group) throws GalaxyTalosException {
+    if (group == null || group.isEmpty() || group.length() > 256) {
+      throw TalosErrors.invalidParams("consumerGroup must be 1..256 characters");
+    }
+  }
+
+  private static void checkWorker(String worker) throws GalaxyTalosException {
+    if (worker == null || worker.isEmpty() || worker.length() > 256) {
+      throw TalosErrors.invalidParams("workerId must be 1..256 characters");
+    }
+  }
+}

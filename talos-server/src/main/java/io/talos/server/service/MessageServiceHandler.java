@@ -1,0 +1,222 @@
+package io.talos.server.service;
+
+import io.talos.common.errors.TalosErrors;
+import io.talos.server.metadata.TopicRecord;
+import io.talos.server.storage.BlockToAppend;
+import io.talos.server.storage.OffsetOutOfRangeException;
+import io.talos.server.storage.PartitionLog;
+import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.StoredBlock;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GalaxyTalosException;
+import io.talos.thrift.GetMessageRequest;
+import io.talos.thrift.GetMessageResponse;
+import io.talos.thrift.GetPartitionOffsetRequest;
+import io.talos.thrift.GetPartitionOffsetResponse;
+import io.talos.thrift.GetPartitionsOffsetRequest;
+import io.talos.thrift.GetPartitionsOffsetResponse;
+import io.talos.thrift.GetTopicOffsetRequest;
+import io.talos.thrift.GetTopicOffsetResponse;
+import io.talos.thrift.MessageBlock;
+import io.talos.thrift.MessageCompressionType;
+import io.talos.thrift.MessageOffset;
+import io.talos.thrift.MessageService;
+import io.talos.thrift.OffsetInfo;
+import io.talos.thrift.PutMessageRequest;
+import io.talos.thrift.PutMessageResponse;
+import io.talos.thrift.TopicAndPartition;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * MessageService: put and get message blocks, and read partition offsets.
+ *
+ * <p>Offsets as the SDK sees them: a partition holds messages [startOffset, endOffset] (endOffset
+ * inclusive; an empty partition reports startOffset = its next offset and endOffset = startOffset
+ * − 1, so a new partition reports 0 and −1). A get at the next offset to be written is "caught up"
+ * and answers no blocks; below startOffset or beyond the next offset it is
+ * MESSAGE_OFFSET_OUT_OF_RANGE. START_OFFSET (−1) reads from startOffset; LATEST_OFFSET (−2) from
+ * the last existing message (or startOffset when empty), so a consumer started at "latest" sees
+ * the newest message and everything after it.
+ *
+ * <p>Blocks are validated before they are stored (see {@link MessageBlockValidator}): a block
+ * the SDK could not decode would otherwise make every consumer of the partition retry forever.
+ * Thread-safe.
+ */
+public final class MessageServiceHandler extends BaseServiceHandler implements MessageService.Iface {
+  private final Topics topics;
+  private final PartitionLogs logs;
+  private final Clock clock;
+  private final MessageBlockValidator validator;
+  private final int maxGetMessages;
+  private final int maxGetBytes;
+
+  public MessageServiceHandler(Topics topics, PartitionLogs logs, Clock clock, MessageBlockValidator validator,
+      int maxGetMessages, int maxGetBytes) {
+    this.topics = topics;
+    this.logs = logs;
+    this.clock = clock;
+    this.validator = validator;
+    this.maxGetMessages = maxGetMessages;
+    this.maxGetBytes = maxGetBytes;
+  }
+
+  @Override
+  public PutMessageResponse putMessage(PutMessageRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    TopicRecord topic = topics.partition(request.getTopicAndPartition());
+    List<MessageBlock> blocks = request.getMessageBlocks();
+    if (blocks == null || blocks.isEmpty()) {
+      throw TalosErrors.invalidParams("messageBlocks is empty; a put carries at least one block");
+    }
+    List<BlockToAppend> toAppend = new ArrayList<>(blocks.size());
+    long total = 0;
+    for (int i = 0; i < blocks.size(); i++) {
+      MessageBlock block = blocks.get(i);
+      byte[] payload = block.getMessageBlock();
+      if (block.getCompressionType() == null) {
+        throw TalosErrors.invalidParams("block " + i + " has an unknown compressionType; allowed: NONE, SNAPPY, GZIP");
+      }
+      if (block.getMessageNumber() < 1) {
+        throw TalosErrors.invalidParams("block " + i + " has messageNumber " + block.getMessageNumber()
+            + "; a block holds at least one message");
+      }
+      if (payload == null || payload.length == 0) {
+        throw TalosErrors.invalidParams("block " + i + " has an empty payload");
+      }
+      validator.validate(i, block);
+      total += block.getMessageNumber();
+      toAppend.add(new BlockToAppend(block.getMessageNumber(), block.getCompressionType().getValue(),
+          block.isSetMessageBlockSize() ? block.getMessageBlockSize() : -1,
+          block.isSetCreateTimestamp() ? block.getCreateTimestamp() : -1, payload));
+    }
+    if (request.getMessageNumber() != total) {
+      throw TalosErrors.invalidParams("messageNumber " + request.getMessageNumber()
+          + " differs from the " + total + " messages the blocks hold");
+    }
+    PartitionLog log = log(topic, request.getTopicAndPartition().getPartitionId());
+    long first;
+    try {
+      first = log.append(toAppend, clock.millis());
+    } catch (IOException e) {
+      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition "
+          + request.getTopicAndPartition().getPartitionId() + " of topic '" + topic.name()
+          + "' failed and was not acknowledged; retry: " + e.getMessage());
+    }
+    return new PutMessageResponse(request.getSequenceId() == null ? "" : request.getSequenceId())
+        .setStartMessageOffset(first);
+  }
+
+  @Override
+  public GetMessageResponse getMessage(GetMessageRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    TopicRecord topic = topics.partition(request.getTopicAndPartition());
+    int partition = request.getTopicAndPartition().getPartitionId();
+    PartitionLog log = log(topic, partition);
+    long start = log.startOffset();
+    long next = log.endOffset();
+    long offset = request.getMessageOffset();
+    if (offset == MessageOffset.START_OFFSET.getValue()) {
+      offset = start;
+    } else if (offset == MessageOffset.LATEST_OFFSET.getValue()) {
+      offset = next > start ? next - 1 : start;
+    } else if (offset < 0) {
+      throw TalosErrors.invalidParams("messageOffset " + offset + " is invalid; use an offset >= 0, -1 (start) or -2 (latest)");
+    }
+    int maxMessages = bound("maxGetMessageNumber", request.isSetMaxGetMessageNumber(),
+        request.getMaxGetMessageNumber(), maxGetMessages);
+    int maxBytes = bound("maxGetMessageBytes", request.isSetMaxGetMessageBytes(),
+        request.getMaxGetMessageBytes(), maxGetBytes);
+    List<StoredBlock> stored;
+    try {
+      stored = log.read(offset, maxMessages, maxBytes);
+    } catch (OffsetOutOfRangeException e) {
+      throw TalosErrors.of(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, "offset " + offset + " of partition "
+          + partition + " of topic '" + topic.name() + "' is out of range: the partition holds ["
+          + log.startOffset() + ", " + (log.endOffset() - 1) + "] and the next offset is " + log.endOffset());
+    } catch (IOException e) {
+      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "read of partition " + partition + " of topic '"
+          + topic.name() + "' failed; retry: " + e.getMessage());
+    }
+    List<MessageBlock> blocks = new ArrayList<>(stored.size());
+    int messages = 0;
+    long last = offset;
+    for (StoredBlock b : stored) {
+      blocks.add(toWire(b));
+      messages += b.messageCount();
+      last = b.nextOffset();
+    }
+    GetMessageResponse response = new GetMessageResponse(blocks, messages,
+        request.getSequenceId() == null ? "" : request.getSequenceId());
+    response.setUnHandledMessageNumber(Math.max(0, log.endOffset() - last));
+    return response;
+  }
+
+  @Override
+  public GetTopicOffsetResponse getTopicOffset(GetTopicOffsetRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    TopicRecord topic = topics.byResourceName(request.getTopicTalosResourceName());
+    List<OffsetInfo> infos = new ArrayList<>();
+    for (int p = 0; p < topic.partitionCount(); p++) infos.add(offsetInfo(log(topic, p), p));
+    return new GetTopicOffsetResponse(infos);
+  }
+
+  @Override
+  public GetPartitionOffsetResponse getPartitionOffset(GetPartitionOffsetRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    TopicRecord topic = topics.partition(request.getTopicAndPartition());
+    int p = request.getTopicAndPartition().getPartitionId();
+    return new GetPartitionOffsetResponse(offsetInfo(log(topic, p), p));
+  }
+
+  /** Answers every listed partition; one that cannot be answered carries its own error code. */
+  @Override
+  public GetPartitionsOffsetResponse getPartitionsOffset(GetPartitionsOffsetRequest request) throws GalaxyTalosException {
+    if (request == null || request.getTopicAndPartitionList() == null) {
+      throw TalosErrors.invalidParams("topicAndPartitionList is missing");
+    }
+    List<OffsetInfo> infos = new ArrayList<>();
+    for (TopicAndPartition tap : request.getTopicAndPartitionList()) {
+      int p = tap == null ? -1 : tap.getPartitionId();
+      try {
+        infos.add(offsetInfo(log(topics.partition(tap), p), p));
+      } catch (GalaxyTalosException e) {
+        infos.add(new OffsetInfo(p).setErrorCode(e.getErrorCode()).setErrorMsg(e.getErrMsg()));
+      }
+    }
+    return new GetPartitionsOffsetResponse(infos);
+  }
+
+  private static OffsetInfo offsetInfo(PartitionLog log, int partition) {
+    long start = log.startOffset();
+    long next = log.endOffset();
+    return new OffsetInfo(partition).setStartOffset(start).setEndOffset(next - 1);
+  }
+
+  private PartitionLog log(TopicRecord topic, int partition) throws GalaxyTalosException {
+    try {
+      return logs.log(topic.resourceName(), partition);
+    } catch (IOException e) {
+      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot open partition " + partition
+          + " of topic '" + topic.name() + "': " + e.getMessage());
+    }
+  }
+
+  private static int bound(String field, boolean set, int requested, int serverMax) throws GalaxyTalosException {
+    if (!set || requested == 0) return serverMax;
+    if (requested < 0) throw TalosErrors.invalidParams(field + " " + requested + " is negative");
+    return Math.min(requested, serverMax);
+  }
+
+  static MessageBlock toWire(StoredBlock b) {
+    MessageBlock block = new MessageBlock(b.startOffset(), b.messageCount(),
+        MessageCompressionType.findByValue(b.compressionType()), ByteBuffer.wrap(b.payload()))
+        .setAppendTimestamp(b.appendTimestampMs());
+    if (b.messageBlockSize() >= 0) block.setMessageBlockSize(b.messageBlockSize());
+    if (b.createTimestampMs() >= 0) block.setCreateTimestamp(b.createTimestampMs());
+    return block;
+  }
+}
