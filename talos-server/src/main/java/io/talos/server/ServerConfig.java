@@ -48,6 +48,10 @@ public final class ServerConfig extends TalosConfig {
 
   public static final String HADOOP_PREFIX = "hadoop.";
 
+  public static final String CONF_FILE_HEADER = "# Talos server configuration: every key at its default, commented out.\n"
+      + "# Uncomment and change what you need; start with: bin/talos server --conf conf/talos.properties\n"
+      + "# Generated from io.talos.server.ServerConfig (ServerConfigTest keeps this file in step).\n";
+
   public static final ConfigDef DEF = new ConfigDef()
       .section("Network")
       .define(HOST, Type.STRING, "127.0.0.1", Validator.nonEmpty(),

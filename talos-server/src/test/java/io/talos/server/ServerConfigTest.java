@@ -1,0 +1,53 @@
+package io.talos.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.talos.common.config.ConfigException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class ServerConfigTest {
+  /** conf/talos.properties is rendered from ServerConfig.DEF; regenerate it with -Dtalos.writeConf=true. */
+  @Test
+  void confFileListsEveryKeyAtItsDefault() throws Exception {
+    Path conf = Path.of(System.getProperty("user.dir")).getParent().resolve("conf/talos.properties");
+    String expected = ServerConfig.DEF.toPropertiesFile(ServerConfig.CONF_FILE_HEADER);
+    if (Boolean.getBoolean("talos.writeConf")) Files.writeString(conf, expected, StandardCharsets.UTF_8);
+    assertEquals(expected, Files.readString(conf, StandardCharsets.UTF_8),
+        "conf/talos.properties is out of date: run mvn -pl talos-server test -Dtest=ServerConfigTest -Dtalos.writeConf=true");
+    // And the file, uncommented, parses to the defaults.
+    Properties p = new Properties();
+    for (String line : expected.split("\n")) {
+      if (line.startsWith("#") && !line.startsWith("# ") && !line.startsWith("##") && line.contains("=") && !line.contains("...")) {
+        p.setProperty(line.substring(1, line.indexOf('=')), line.substring(line.indexOf('=') + 1));
+      }
+    }
+    assertEquals(ServerConfig.DEF.keys().size(), p.size());
+    new ServerConfig(p);
+  }
+
+  @Test
+  void badValuesNameTheKey() {
+    Properties p = new Properties();
+    p.setProperty(ServerConfig.STORAGE_DURABILITY, "maybe");
+    p.setProperty(ServerConfig.PORT, "99999");
+    ConfigException e = assertThrows(ConfigException.class, () -> new ServerConfig(p));
+    assertTrue(e.getMessage().contains("storage.durability=maybe: must be one of flush, sync"), e.getMessage());
+    assertTrue(e.getMessage().contains("server.port=99999"), e.getMessage());
+  }
+
+  @Test
+  void derivedPathsDefaultUnderTheDataDir() {
+    Properties p = new Properties();
+    p.setProperty(ServerConfig.DATA_DIR, "/tmp/talos-x");
+    ServerConfig c = new ServerConfig(p);
+    assertEquals(Path.of("/tmp/talos-x/metadata"), c.metadataDir());
+    assertEquals("file:/tmp/talos-x/log", c.storageRootUri().replace("file:///", "file:/"));
+    assertEquals(Path.of("/tmp/talos-x/admin-credential.properties"), c.adminCredentialFile());
+  }
+}
