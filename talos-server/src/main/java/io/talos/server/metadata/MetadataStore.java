@@ -43,7 +43,10 @@ public interface MetadataStore extends AutoCloseable {
    * {@code expected.version()}; the stored version becomes {@code expected.version() + 1}
    * whatever {@code updated.version()} says.
    *
-   * @return false if the topic is gone or changed since {@code expected} was read
+   * @return false if the topic is gone or changed since {@code expected} was read (a deleted and
+   *     re-created topic counts as gone, whatever its version)
+   * @throws IllegalArgumentException if {@code updated} has another name or resource name than
+   *     {@code expected}: a topic's identity never changes
    */
   boolean replaceTopic(TopicRecord expected, TopicRecord updated);
 
