@@ -74,9 +74,7 @@ public final class TalosServer implements AutoCloseable {
     try {
       this.admin = AdminCredentials.ensure(store, config.adminCredentialFile());
       partitionLogs = openLogs(config, clock);
-      // A crash between deleting a topic's metadata and its data leaves an orphan directory.
-      Set<String> live = store.topics().stream().map(TopicRecord::resourceName).collect(Collectors.toSet());
-      partitionLogs.retainOnly(live);
+      deleteOrphanLogs(store, partitionLogs);
 
       Topics topics = new Topics(store);
       Map<String, ApiHandler.Service> services = Map.of(
@@ -133,7 +131,7 @@ public final class TalosServer implements AutoCloseable {
           e.addSuppressed(suppressed);
         }
       }
-      if (partitionLogs != null) partitionLogs.closeAll();
+      if (partitionLogs != null) partitionLogs.close();
       store.close();
       throw e;
     }
@@ -157,16 +155,30 @@ public final class TalosServer implements AutoCloseable {
     Configuration hadoop = new Configuration();
     config.withPrefix(ServerConfig.HADOOP_PREFIX).forEach(hadoop::set);
     URI root = URI.create(config.storageRootUri());
-    FileSystem fs = "file".equals(root.getScheme())
-        ? FileSystem.getLocal(hadoop).getRaw()
-        : FileSystem.get(root, hadoop);
-    LogConfig logConfig = new LogConfig(
-        config.getLong(ServerConfig.STORAGE_SEGMENT_BYTES),
-        config.getLong(ServerConfig.STORAGE_SEGMENT_MS),
-        config.getInt(ServerConfig.STORAGE_INDEX_INTERVAL_BYTES),
-        Durability.valueOf(config.getString(ServerConfig.STORAGE_DURABILITY).toUpperCase(Locale.ROOT)),
-        config.getInt(ServerConfig.MESSAGE_MAX_BYTES) + (int) Math.min(Integer.MAX_VALUE / 2, config.getLong(ServerConfig.REQUEST_MAX_BYTES)));
+    FileSystem fs = PartitionLogs.fileSystemFor(root, hadoop);
+    LogConfig logConfig = LogConfig.builder()
+        .segmentBytes(config.getLong(ServerConfig.STORAGE_SEGMENT_BYTES))
+        .segmentMs(config.getLong(ServerConfig.STORAGE_SEGMENT_MS))
+        .indexIntervalBytes(config.getInt(ServerConfig.STORAGE_INDEX_INTERVAL_BYTES))
+        .durability(Durability.valueOf(config.getString(ServerConfig.STORAGE_DURABILITY).toUpperCase(Locale.ROOT)))
+        // The front end bounds a block by the request size; the log's limit is only a backstop.
+        .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
+        .build();
     return new PartitionLogs(fs, new Path(root), logConfig, clock);
+  }
+
+  /**
+   * Topic deletion removes the metadata first, then the data; a crash in between leaves a data
+   * directory no topic refers to, removed here.
+   */
+  private static void deleteOrphanLogs(MetadataStore store, PartitionLogs logs) throws IOException {
+    Set<String> live = store.topics().stream().map(TopicRecord::resourceName).collect(Collectors.toSet());
+    for (String resourceName : logs.topicResourceNames()) {
+      if (!live.contains(resourceName)) {
+        LOG.info("deleting the data of deleted topic {}", resourceName);
+        logs.deleteTopic(resourceName);
+      }
+    }
   }
 
   private void runRetention(MetadataStore store, PartitionLogs partitionLogs) {
@@ -220,7 +232,7 @@ public final class TalosServer implements AutoCloseable {
       LOG.warn("stopping the HTTP front-end failed", e);
     }
     maintenance.shutdownNow();
-    logs.closeAll();
+    logs.close();
     metadata.close();
     LOG.info("Talos server stopped");
   }

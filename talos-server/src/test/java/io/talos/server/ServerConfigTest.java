@@ -31,6 +31,22 @@ class ServerConfigTest {
     new ServerConfig(p);
   }
 
+  /** docs/configuration.md holds the generated key tables between two marker lines. */
+  @Test
+  void configurationDocListsEveryKey() throws Exception {
+    Path doc = Path.of(System.getProperty("user.dir")).getParent().resolve("docs/configuration.md");
+    String text = Files.readString(doc, StandardCharsets.UTF_8);
+    String begin = "<!-- keys: generated from ServerConfig -->\n";
+    String end = "<!-- end of keys -->";
+    int from = text.indexOf(begin);
+    int to = text.indexOf(end);
+    assertTrue(from >= 0 && to > from, "markers missing in docs/configuration.md");
+    String expected = text.substring(0, from + begin.length()) + ServerConfig.DEF.toMarkdown() + "\n" + text.substring(to);
+    if (Boolean.getBoolean("talos.writeConf")) Files.writeString(doc, expected, StandardCharsets.UTF_8);
+    assertEquals(expected, Files.readString(doc, StandardCharsets.UTF_8),
+        "docs/configuration.md is out of date: run mvn -pl talos-server test -Dtest=ServerConfigTest -Dtalos.writeConf=true");
+  }
+
   @Test
   void badValuesNameTheKey() {
     Properties p = new Properties();

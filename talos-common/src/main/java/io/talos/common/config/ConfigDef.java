@@ -138,6 +138,26 @@ public final class ConfigDef {
     }
   }
 
+  /** A markdown table per section: key, type, default, meaning. */
+  public String toMarkdown() {
+    StringBuilder sb = new StringBuilder();
+    String current = null;
+    for (Key key : keys.values()) {
+      if (!key.section().equals(current)) {
+        current = key.section();
+        sb.append("\n### ").append(current).append("\n\n| key | type | default | meaning |\n|---|---|---|---|\n");
+      }
+      Object d = key.defaultValue();
+      sb.append("| `").append(key.name()).append("` | ").append(key.type().name().toLowerCase(Locale.ROOT))
+          .append(" | ").append(d == null || d.toString().isEmpty() ? "(empty)" : "`" + d + "`")
+          .append(" | ").append(key.doc().replace("|", "\\|")).append(" |\n");
+    }
+    for (Map.Entry<String, String> p : prefixes.entrySet()) {
+      sb.append("\nKeys starting with `").append(p.getKey()).append("`: ").append(p.getValue()).append("\n");
+    }
+    return sb.toString();
+  }
+
   /** Every key at its default, commented out, one doc line each, in sections. */
   public String toPropertiesFile(String header) {
     StringBuilder sb = new StringBuilder(header);

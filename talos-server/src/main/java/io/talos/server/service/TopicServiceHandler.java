@@ -101,12 +101,12 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
       throw TalosErrors.topicNotExist(topic.name());
     }
     // Metadata first: once it is gone no request can reach the logs; a crash before the logs are
-    // deleted leaves an orphan directory that the next start removes (PartitionLogs.retainOnly).
+    // deleted leaves an orphan directory that the next start removes.
     try {
       logs.deleteTopic(topic.resourceName());
     } catch (IOException e) {
       throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "topic '" + topic.name()
-          + "' is deleted but its data could not be removed yet (it will be on restart): " + e.getMessage());
+          + "' is deleted but its data could not be removed yet (it will be on the next start): " + e.getMessage());
     }
   }
 
