@@ -1,0 +1,511 @@
+package io.talos.server.storage;
+
+import java.io.EOFException;
+import java.io.File;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FSError;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One segment of a partition log: the file {@code <20-digit zero-padded baseOffset>.log}, holding
+ * {@link RecordFormat records} for offsets {@code [baseOffset, nextOffset)} back to back from
+ * position 0, and its sparse {@link OffsetIndex} ({@code <baseOffset>.index} once sealed).
+ *
+ * <p>Only the first {@link #validBytes()} bytes of the file are part of the log. The file may be
+ * longer after a failed append or a crash (a torn tail): those bytes are never read, and since
+ * files are never appended to again once a write failed (the log starts a new segment instead),
+ * they stay until the segment is deleted. Whoever opens the segment learns {@code validBytes} from
+ * the sealed index or by scanning (see {@link #openSealed} and {@link #recover}).
+ *
+ * <p>Life cycle: the active segment has a writer ({@link #isWritable()}); {@link #seal} closes
+ * it and persists the index; a segment whose write failed is {@link #abortWriter() aborted}
+ * instead and is sealed or replaced by the log. Files are never appended to after they were
+ * closed, so the layout also works where {@code FileSystem.append} is unavailable.
+ *
+ * <p>Thread-safety: the writer methods ({@link #append}, {@link #seal}, {@link #abortWriter},
+ * {@link #deleteFiles}) are called by one thread at a time (the log's append lock). Readers call
+ * {@link #cursor}, {@link #index()} and the getters concurrently with them: the writer publishes
+ * index entries, then {@code nextOffset}, then {@code validBytes} (volatile) only after the bytes
+ * are flushed, so a reader that sees a size can read every record below it. Positioned reads
+ * share one lazily opened input stream ({@code PositionedReadable} reads are thread-safe); it is
+ * reopened when it hits end-of-file below {@code validBytes}, which happens on hdfs where a stream
+ * only sees the length the file had when it was opened.
+ */
+final class LogSegment {
+  private static final Logger LOG = LoggerFactory.getLogger(LogSegment.class);
+
+  static final String LOG_SUFFIX = ".log";
+  static final String INDEX_SUFFIX = ".index";
+  static final int READ_CHUNK_BYTES = 64 * 1024;
+
+  private final FileSystem fs;
+  private final Path logPath;
+  private final Path indexPath;
+  private final long baseOffset;
+  private final OffsetIndex index;
+  private final Durability durability;
+  /** Why records between nextOffset and the next segment's base could not be read; else null. */
+  private final String lostTail;
+
+  private volatile long validBytes;
+  private volatile long nextOffset;
+  private volatile long maxAppendTimestampMs;
+
+  // writer state: append-lock holder only
+  private FSDataOutputStream out;
+  private long firstAppendClockMs = -1;
+  private boolean sealed;
+
+  private final ReentrantReadWriteLock inputLock = new ReentrantReadWriteLock();
+  private FSDataInputStream in;
+  private boolean inputClosed;
+
+  private LogSegment(FileSystem fs, Path dir, long baseOffset, OffsetIndex index, Durability durability,
+      long validBytes, long nextOffset, long maxAppendTimestampMs, String lostTail) {
+    this.fs = fs;
+    this.logPath = logPath(dir, baseOffset);
+    this.indexPath = indexPath(dir, baseOffset);
+    this.baseOffset = baseOffset;
+    this.index = index;
+    this.durability = durability;
+    this.validBytes = validBytes;
+    this.nextOffset = nextOffset;
+    this.maxAppendTimestampMs = maxAppendTimestampMs;
+    this.lostTail = lostTail;
+  }
+
+  static String fileName(long baseOffset, String suffix) {
+    return String.format("%020d%s", baseOffset, suffix);
+  }
+
+  static Path logPath(Path dir, long baseOffset) {
+    return new Path(dir, fileName(baseOffset, LOG_SUFFIX));
+  }
+
+  static Path indexPath(Path dir, long baseOffset) {
+    return new Path(dir, fileName(baseOffset, INDEX_SUFFIX));
+  }
+
+  /**
+   * Creates an empty active segment, replacing any file of the same name: the log only creates a
+   * segment at its end offset, where no acknowledged record can be, so such a file is the remains
+   * of a failed creation or an empty segment being replaced. With {@link Durability#SYNC} on the
+   * local file system the directory is fsynced too, so the new file survives a machine crash.
+   */
+  static LogSegment create(FileSystem fs, Path dir, long baseOffset, LogConfig config) throws IOException {
+    Path index = indexPath(dir, baseOffset);
+    if (fs.exists(index)) fs.delete(index, false);
+    FSDataOutputStream out = fs.create(logPath(dir, baseOffset), true);
+    try {
+      if (config.durability() == Durability.SYNC) syncDirectory(fs, dir);
+    } catch (IOException e) {
+      closeQuietly(out);
+      throw e;
+    }
+    LogSegment s = new LogSegment(fs, dir, baseOffset, new OffsetIndex(baseOffset, config.indexIntervalBytes()),
+        config.durability(), 0, baseOffset, -1, null);
+    s.out = out;
+    return s;
+  }
+
+  /**
+   * Opens a segment that is not the newest one. Its index file is trusted when it is valid, its
+   * {@code validBytes} fit in the file and it ends exactly at {@code nextBaseOffset}; otherwise the
+   * file is scanned up to {@code nextBaseOffset} and the index rewritten. A segment whose records
+   * stop before {@code nextBaseOffset} lost acknowledged data: that is logged as an error and reads
+   * of the missing offsets fail with {@link CorruptRecordException}.
+   */
+  static LogSegment openSealed(FileSystem fs, Path dir, long baseOffset, long fileBytes, long nextBaseOffset,
+      LogConfig config) throws IOException {
+    OffsetIndex.Persisted p = OffsetIndex.read(fs, indexPath(dir, baseOffset), baseOffset, config.indexIntervalBytes());
+    if (p != null && p.seal().validBytes() <= fileBytes && p.seal().nextOffset() == nextBaseOffset) {
+      LogSegment s = new LogSegment(fs, dir, baseOffset, p.index(), config.durability(), p.seal().validBytes(),
+          p.seal().nextOffset(), p.seal().maxAppendTimestampMs(), null);
+      s.sealed = true;
+      return s;
+    }
+    if (p != null) {
+      LOG.warn("Index of {} does not match the segment (validBytes {} of a {}-byte file, nextOffset {} but the next"
+          + " segment starts at {}); scanning it", logPath(dir, baseOffset), p.seal().validBytes(), fileBytes,
+          p.seal().nextOffset(), nextBaseOffset);
+    }
+    Scan scan = scan(fs, dir, baseOffset, fileBytes, nextBaseOffset, config);
+    String lost = null;
+    if (scan.nextOffset < nextBaseOffset) {
+      lost = "records stop at offset " + scan.nextOffset + " (position " + scan.validBytes + " of "
+          + logPath(dir, baseOffset) + ": " + scan.stopReason + ") but the next segment starts at " + nextBaseOffset;
+      LOG.error("DATA LOSS in sealed segment {}: {}; offsets [{}, {}) cannot be read", logPath(dir, baseOffset),
+          lost, scan.nextOffset, nextBaseOffset);
+    }
+    LogSegment s = new LogSegment(fs, dir, baseOffset, scan.index, config.durability(), scan.validBytes,
+        scan.nextOffset, scan.maxAppendTimestampMs, lost);
+    s.sealed = true;
+    if (lost == null) s.writeIndexQuietly();
+    return s;
+  }
+
+  /**
+   * Opens the newest segment after a restart or crash by scanning all of it: the records are kept
+   * up to the first one that is incomplete, fails its CRC or does not continue the offsets; the
+   * bytes from there on are a torn tail and are ignored. The result has no writer: the log seals
+   * it (or replaces it when it holds no record) and starts a new segment, since files are never
+   * reopened for append.
+   */
+  static LogSegment recover(FileSystem fs, Path dir, long baseOffset, long fileBytes, LogConfig config)
+      throws IOException {
+    Scan scan = scan(fs, dir, baseOffset, fileBytes, Long.MAX_VALUE, config);
+    Path path = logPath(dir, baseOffset);
+    if (scan.validBytes < fileBytes) {
+      if (scan.validRecordFollows) {
+        LOG.error("DATA LOSS in {}: the record at position {} (offset {}) is corrupt ({}) but a valid record follows"
+            + " it; cutting the segment back to {} bytes discards {} bytes that may hold acknowledged records",
+            path, scan.validBytes, scan.nextOffset, scan.stopReason, scan.validBytes, fileBytes - scan.validBytes);
+      } else {
+        LOG.warn("Cutting back the torn tail of {}: {} of {} bytes hold whole records up to offset {}; ignoring {} bytes"
+            + " after them ({})", path, scan.validBytes, fileBytes, scan.nextOffset, fileBytes - scan.validBytes,
+            scan.stopReason);
+      }
+    }
+    return new LogSegment(fs, dir, baseOffset, scan.index, config.durability(), scan.validBytes, scan.nextOffset,
+        scan.maxAppendTimestampMs, null);
+  }
+
+  private record Scan(long validBytes, long nextOffset, long maxAppendTimestampMs, OffsetIndex index,
+      String stopReason, boolean validRecordFollows) {}
+
+  /** Reads records from position 0 while they are whole, valid and continue the offsets. */
+  private static Scan scan(FileSystem fs, Path dir, long baseOffset, long fileBytes, long limitOffset,
+      LogConfig config) throws IOException {
+    LogSegment reader = new LogSegment(fs, dir, baseOffset, null, config.durability(), fileBytes, baseOffset, -1, null);
+    OffsetIndex index = new OffsetIndex(baseOffset, config.indexIntervalBytes());
+    long next = baseOffset;
+    long maxTs = -1;
+    String stopReason = null;
+    boolean validRecordFollows = false;
+    RecordCursor c = reader.cursor(0, fileBytes);
+    try {
+      while (next < limitOffset && c.position() < fileBytes) {
+        RecordFormat.Header h;
+        try {
+          h = c.next();
+          if (h.startOffset() != next) {
+            throw new CorruptRecordException("record starts at offset " + h.startOffset() + ", expected " + next);
+          }
+          if (h.nextOffset() > limitOffset) {
+            throw new CorruptRecordException("record [" + h.startOffset() + ", " + h.nextOffset()
+                + ") overlaps the next segment at " + limitOffset);
+          }
+          c.verify(h);
+        } catch (CorruptRecordException e) {
+          stopReason = e.getMessage();
+          validRecordFollows = c.validRecordAfterCurrent();
+          break;
+        }
+        index.maybeAppend(h.startOffset(), c.position());
+        maxTs = Math.max(maxTs, h.appendTimestampMs());
+        next = h.nextOffset();
+        c.advance(h);
+      }
+    } finally {
+      reader.closeInput();
+    }
+    if (stopReason == null && c.position() < fileBytes) {
+      stopReason = "the next segment starts at offset " + limitOffset;
+    }
+    return new Scan(c.position(), next, maxTs, index, stopReason, validRecordFollows);
+  }
+
+  long baseOffset() {
+    return baseOffset;
+  }
+
+  /** Offset after the last record; {@link #baseOffset()} when empty. */
+  long nextOffset() {
+    return nextOffset;
+  }
+
+  long validBytes() {
+    return validBytes;
+  }
+
+  /** Newest append timestamp of the segment's records, -1 when it has none. */
+  long maxAppendTimestampMs() {
+    return maxAppendTimestampMs;
+  }
+
+  boolean hasRecords() {
+    return nextOffset > baseOffset;
+  }
+
+  /** Clock time of the first append to this segment, -1 before it; append-lock holder only. */
+  long firstAppendClockMs() {
+    return firstAppendClockMs;
+  }
+
+  boolean isWritable() {
+    return out != null;
+  }
+
+  /** Non-null when opening found that records after {@link #nextOffset()} were lost. */
+  String lostTail() {
+    return lostTail;
+  }
+
+  OffsetIndex index() {
+    return index;
+  }
+
+  Path path() {
+    return logPath;
+  }
+
+  /**
+   * Writes one batch of encoded records in one write and makes it durable per the configured
+   * {@link Durability} (hflush or hsync), then publishes it to readers. If this throws, nothing is
+   * published, the file may hold part of the batch, and the caller must {@link #abortWriter()}.
+   *
+   * @param batch records for offsets {@code [nextOffset(), batchNextOffset)}, back to back
+   * @param recordOffsets start offset of each record in the batch
+   * @param recordPositions position of each record within the batch
+   */
+  void append(byte[] batch, long[] recordOffsets, int[] recordPositions, long batchNextOffset,
+      long appendTimestampMs, long nowMs) throws IOException {
+    if (out == null) throw new IllegalStateException("segment " + logPath + " has no open writer");
+    out.write(batch, 0, batch.length);
+    if (durability == Durability.SYNC) {
+      out.hsync();
+    } else {
+      out.hflush();
+    }
+    long start = validBytes;
+    for (int i = 0; i < recordOffsets.length; i++) {
+      index.maybeAppend(recordOffsets[i], start + recordPositions[i]);
+    }
+    if (firstAppendClockMs < 0) firstAppendClockMs = nowMs;
+    maxAppendTimestampMs = Math.max(maxAppendTimestampMs, appendTimestampMs);
+    nextOffset = batchNextOffset;
+    validBytes = start + batch.length;
+  }
+
+  /** hsyncs the writer, whatever the durability; no-op without one. */
+  void sync() throws IOException {
+    if (out != null) out.hsync();
+  }
+
+  /**
+   * Closes the writer and persists the index. A failing close is logged, not thrown: every
+   * acknowledged record was flushed before, and the index records how many bytes are valid. A
+   * failing index write is logged too: the index is rebuilt by scanning the next time the log is
+   * opened. Idempotent.
+   */
+  void seal() {
+    if (out != null) {
+      try {
+        out.close();
+      } catch (IOException | RuntimeException | FSError e) {
+        LOG.warn("Closing {} failed; its {} acknowledged bytes were already flushed", logPath, validBytes, e);
+      }
+      out = null;
+    }
+    if (!sealed) {
+      sealed = true;
+      writeIndexQuietly();
+    }
+  }
+
+  /** Drops the writer after a failed write, ignoring errors from closing it. */
+  void abortWriter() {
+    if (out != null) {
+      closeQuietly(out);
+      out = null;
+    }
+  }
+
+  private void writeIndexQuietly() {
+    try {
+      index.write(fs, indexPath, new OffsetIndex.Seal(baseOffset, nextOffset, validBytes, maxAppendTimestampMs));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not write {}; it will be rebuilt by scanning {} when the log is opened", indexPath, logPath, e);
+    }
+  }
+
+  /** Deletes the index, then the log file (an index without its log is cleaned up on open). */
+  void deleteFiles() throws IOException {
+    abortWriter();
+    closeInput();
+    fs.delete(indexPath, false);
+    fs.delete(logPath, false);
+  }
+
+  /** Closes the shared input stream; reads afterwards fail. */
+  void closeInput() {
+    inputLock.writeLock().lock();
+    try {
+      inputClosed = true;
+      if (in != null) closeQuietly(in);
+      in = null;
+    } finally {
+      inputLock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Reads exactly {@code len} bytes at {@code position}, which the caller knows are in the file.
+   * Reopens the shared stream once if it ends early (it was opened when the file was shorter).
+   */
+  void readFully(long position, byte[] buf, int off, int len) throws IOException {
+    FSDataInputStream stale = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      FSDataInputStream s;
+      inputLock.readLock().lock();
+      try {
+        if (inputClosed) throw new IOException("segment " + logPath + " is closed");
+        s = in;
+        if (s != null && s != stale) {
+          try {
+            s.readFully(position, buf, off, len);
+            return;
+          } catch (EOFException e) {
+            if (attempt == 2) throw e;
+          }
+        }
+      } finally {
+        inputLock.readLock().unlock();
+      }
+      inputLock.writeLock().lock();
+      try {
+        if (inputClosed) throw new IOException("segment " + logPath + " is closed");
+        if (in == s) {
+          if (in != null) closeQuietly(in);
+          in = fs.open(logPath);
+        }
+        stale = s;
+      } finally {
+        inputLock.writeLock().unlock();
+      }
+    }
+    throw new EOFException("could not read " + len + " bytes at position " + position + " of " + logPath);
+  }
+
+  /** A cursor over the records from {@code position} (a record boundary) to {@code limit} bytes. */
+  RecordCursor cursor(long position, long limit) {
+    return new RecordCursor(position, limit);
+  }
+
+  /**
+   * Reads records one by one through a buffer of positioned reads. Not thread-safe; one per read.
+   * {@link #next} parses a header without the CRC so that a reader can skip records cheaply;
+   * {@link #block} and {@link #verify} check the CRC.
+   */
+  final class RecordCursor {
+    private final long limit;
+    private long position;
+    private byte[] buf;
+    private long bufStart;
+    private int bufLen;
+
+    private RecordCursor(long position, long limit) {
+      this.position = position;
+      this.limit = limit;
+      // grows in fill() when a record is larger
+      this.buf = new byte[(int) Math.max(RecordFormat.HEADER_BYTES, Math.min(READ_CHUNK_BYTES, limit - position))];
+    }
+
+    long position() {
+      return position;
+    }
+
+    /** @return the header of the record at the cursor, or null at the limit */
+    RecordFormat.Header next() throws IOException {
+      if (position >= limit) return null;
+      long available = limit - position;
+      int off = fill(position, (int) Math.min(RecordFormat.LENGTH_PREFIX_BYTES, available));
+      int length = RecordFormat.readLength(buf, off, available);
+      off = fill(position, RecordFormat.HEADER_BYTES);
+      return RecordFormat.parseHeader(buf, off, length);
+    }
+
+    StoredBlock block(RecordFormat.Header h) throws IOException {
+      int off = fill(position, h.recordLength());
+      RecordFormat.verifyCrc(buf, off, h.recordLength());
+      return RecordFormat.toStoredBlock(buf, off, h);
+    }
+
+    void verify(RecordFormat.Header h) throws IOException {
+      int off = fill(position, h.recordLength());
+      RecordFormat.verifyCrc(buf, off, h.recordLength());
+    }
+
+    void advance(RecordFormat.Header h) {
+      position += h.recordLength();
+    }
+
+    /**
+     * After the record at the cursor proved corrupt: does its length field point at a record that
+     * is valid? If so the corruption is in the middle of the data, not a torn tail.
+     */
+    boolean validRecordAfterCurrent() {
+      try {
+        long available = limit - position;
+        int off = fill(position, (int) Math.min(RecordFormat.LENGTH_PREFIX_BYTES, available));
+        int length = RecordFormat.readLength(buf, off, available);
+        long nextPos = position + length;
+        if (nextPos >= limit) return false;
+        RecordCursor probe = new RecordCursor(nextPos, limit);
+        RecordFormat.Header h = probe.next();
+        probe.verify(h);
+        return true;
+      } catch (IOException e) {
+        return false;
+      }
+    }
+
+    /** Makes {@code [pos, pos + n)} available in the buffer; returns its index in the buffer. */
+    private int fill(long pos, int n) throws IOException {
+      if (pos >= bufStart && pos + n <= bufStart + bufLen) return (int) (pos - bufStart);
+      if (n > buf.length) buf = new byte[n];
+      int toRead = (int) Math.min(buf.length, limit - pos);
+      if (toRead < n) throw new EOFException("need " + n + " bytes at " + pos + ", only " + toRead + " readable");
+      readFully(pos, buf, 0, toRead);
+      bufStart = pos;
+      bufLen = toRead;
+      return 0;
+    }
+  }
+
+  /**
+   * fsyncs a directory of the local file system so that entries created in it survive a machine
+   * crash (fsync of a file does not persist its directory entry). No-op on other file systems:
+   * hdfs persists namespace changes in the NameNode's edit log.
+   */
+  static void syncDirectory(FileSystem fs, Path dir) throws IOException {
+    if (fs instanceof RawLocalFileSystem raw) {
+      File f = raw.pathToFile(dir);
+      try (FileChannel ch = FileChannel.open(f.toPath(), StandardOpenOption.READ)) {
+        ch.force(true);
+      }
+    }
+  }
+
+  private static void closeQuietly(java.io.Closeable c) {
+    try {
+      c.close();
+    } catch (IOException | RuntimeException | FSError e) {
+      LOG.debug("ignoring error while closing {}", c, e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "LogSegment[" + logPath + ", offsets [" + baseOffset + ", " + nextOffset + "), " + validBytes + " bytes]";
+  }
+}

@@ -1,0 +1,606 @@
+package io.talos.server.storage;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.apache.hadoop.fs.FSError;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LeaseRecoverable;
+import org.apache.hadoop.fs.LocalFileSystem;
+import org.apache.hadoop.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The durable, ordered log of one partition: message blocks with consecutive offsets, stored as
+ * {@link LogSegment segments} in one directory through the Hadoop {@link FileSystem} API.
+ *
+ * <pre>
+ * &lt;dir&gt;/
+ *   00000000000000000000.log     sealed segment: offsets [0, 1200)
+ *   00000000000000000000.index   its sparse index + seal summary (see {@link OffsetIndex})
+ *   00000000000000001200.log     active segment: offsets [1200, endOffset), being written
+ * </pre>
+ *
+ * <p>Only {@code create}, {@code open} with positioned reads, {@code listStatus}, {@code delete},
+ * {@code rename} and {@code hflush}/{@code hsync} are used, never {@code append} or {@code
+ * truncate}, so the same code runs on {@code file://} (use {@link
+ * org.apache.hadoop.fs.RawLocalFileSystem}; a checksummed {@link LocalFileSystem} passed in is
+ * unwrapped to it, since its streams cannot hflush/hsync) and on {@code hdfs://}.
+ *
+ * <p><b>Appends.</b> {@link #append} encodes all blocks of a call into one buffer, writes it with
+ * one write and makes it durable with one hflush ({@link Durability#FLUSH}) or hsync ({@link
+ * Durability#SYNC}; on RawLocalFileSystem 3.4.1 that is {@code FileDescriptor.sync()}, i.e.
+ * fsync), and only then publishes the new end offset. If the write or the flush fails, the end
+ * offset is not advanced and the bytes that may have reached the file are never read: the
+ * segment's writer is dropped and a new active segment is started at the unchanged end offset
+ * (replacing the failed one if it held no acknowledged record). If that fails too, the next append
+ * tries again first. A failed append may still have reached the disk; after a crash such a record
+ * can appear on recovery (at-least-once: the producer got an error and may send it again).
+ *
+ * <p><b>Recovery</b> ({@link #open}). Sealed segments with a valid index are not read; others are
+ * scanned up to the next segment's base offset (a gap before it is acknowledged data lost: logged
+ * as an error, and reads of it fail). The newest segment is always scanned, and cut back to its
+ * last whole, CRC-valid record: the rest is a torn tail. Since files are never reopened for
+ * writing, the recovered segment is sealed with the valid length in its index (so the torn bytes
+ * stay on disk, ignored, until retention deletes the segment) and a new active segment starts at
+ * the recovered end offset; a newest segment without any whole record is replaced instead. So
+ * each open of a log whose newest segment holds records starts a new segment. On file systems with leases (hdfs), a segment left open by
+ * a crashed writer has its lease recovered first, so its length is final.
+ *
+ * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
+ * Reads take no part in it and run concurrently with appends: they see every record below the end
+ * offset they read first (volatile), which is published after the records' bytes, index entries
+ * and segment size. Removing segments (retention, close) takes a read-write lock exclusively, so a
+ * segment is never closed under a running read.
+ */
+public final class PartitionLog implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+
+  private final FileSystem fs;
+  private final Path dir;
+  private final LogConfig config;
+  private final Clock clock;
+
+  private final ReentrantLock appendLock = new ReentrantLock();
+  private final ReentrantReadWriteLock segmentsLock = new ReentrantReadWriteLock();
+  /** Ascending base offsets, never empty; the last one is the active segment. Immutable lists. */
+  private volatile List<LogSegment> segments;
+  private volatile long endOffset;
+  private volatile long lastAppendTimestampMs;
+  private volatile boolean closed;
+
+  private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock) {
+    this.fs = fs;
+    this.dir = dir;
+    this.config = config;
+    this.clock = clock;
+  }
+
+  /**
+   * Opens the log in {@code dir}, creating the directory and a first segment at offset 0 if
+   * needed, and recovers it (see the class comment). Afterwards every acknowledged record is
+   * readable and the log is writable.
+   */
+  public static PartitionLog open(FileSystem fs, Path dir, LogConfig config, Clock clock) throws IOException {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(clock, "clock");
+    PartitionLog log = new PartitionLog(rawIfLocal(Objects.requireNonNull(fs, "fs")), dir, config, clock);
+    log.recover();
+    return log;
+  }
+
+  /** The checksummed local file system writes .crc files and cannot hflush/hsync: use its raw one. */
+  static FileSystem rawIfLocal(FileSystem fs) {
+    return fs instanceof LocalFileSystem local ? local.getRaw() : fs;
+  }
+
+  private void recover() throws IOException {
+    long startNs = System.nanoTime();
+    if (!fs.exists(dir)) {
+      Path existing = dir.getParent();
+      while (existing != null && !fs.exists(existing)) existing = existing.getParent();
+      if (!fs.mkdirs(dir)) throw new IOException("could not create partition log directory " + dir);
+      if (config.durability() == Durability.SYNC) {
+        // persist the new directory entries, from the deepest one up to the directory that existed
+        for (Path p = dir.getParent(); p != null; p = p.getParent()) {
+          LogSegment.syncDirectory(fs, p);
+          if (p.equals(existing)) break;
+        }
+      }
+    }
+    TreeMap<Long, FileStatus> logs = new TreeMap<>();
+    List<Path> indexes = new ArrayList<>();
+    for (FileStatus st : fs.listStatus(dir)) {
+      String name = st.getPath().getName();
+      if (name.endsWith(LogSegment.LOG_SUFFIX) && st.isFile()) {
+        logs.put(parseBaseOffset(name, LogSegment.LOG_SUFFIX), st);
+      } else if (name.endsWith(LogSegment.INDEX_SUFFIX) && st.isFile()) {
+        indexes.add(st.getPath());
+      } else if (name.endsWith(LogSegment.INDEX_SUFFIX + ".tmp")) {
+        fs.delete(st.getPath(), false);
+      } else {
+        LOG.warn("Ignoring unexpected file {} in partition log directory {}", name, dir);
+      }
+    }
+    for (Path index : indexes) {
+      long base = parseBaseOffset(index.getName(), LogSegment.INDEX_SUFFIX);
+      if (!logs.containsKey(base)) {
+        LOG.info("Deleting {}: its segment is gone", index);
+        fs.delete(index, false);
+      }
+    }
+
+    List<LogSegment> opened = new ArrayList<>();
+    try {
+      openSegments(logs, opened);
+    } catch (IOException | RuntimeException e) {
+      for (LogSegment s : opened) {
+        s.abortWriter();
+        s.closeInput();
+      }
+      throw e;
+    }
+    long maxTs = -1;
+    for (LogSegment s : opened) maxTs = Math.max(maxTs, s.maxAppendTimestampMs());
+    lastAppendTimestampMs = maxTs;
+    segments = List.copyOf(opened);
+    endOffset = active().baseOffset();
+    LOG.info("Opened partition log {}: offsets [{}, {}), {} segments, {} bytes, in {} ms", dir, startOffset(),
+        endOffset, segments.size(), sizeBytes(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs));
+  }
+
+  /** Opens the segment files (ascending base offsets) into {@code opened}, ending with a new active one. */
+  private void openSegments(TreeMap<Long, FileStatus> logs, List<LogSegment> opened) throws IOException {
+    List<Long> bases = new ArrayList<>(logs.keySet());
+    for (int i = 0; i < bases.size(); i++) {
+      long base = bases.get(i);
+      Path path = logs.get(base).getPath();
+      long fileBytes = recoverLeaseIfOpen(path) ? fs.getFileStatus(path).getLen() : logs.get(base).getLen();
+      if (i < bases.size() - 1) {
+        opened.add(LogSegment.openSealed(fs, dir, base, fileBytes, bases.get(i + 1), config));
+        continue;
+      }
+      LogSegment last = LogSegment.recover(fs, dir, base, fileBytes, config);
+      if (last.hasRecords()) {
+        last.seal();
+        opened.add(last);
+        opened.add(LogSegment.create(fs, dir, last.nextOffset(), config));
+      } else {
+        last.deleteFiles();
+        opened.add(LogSegment.create(fs, dir, base, config));
+      }
+    }
+    if (opened.isEmpty()) {
+      opened.add(LogSegment.create(fs, dir, 0, config));
+    }
+  }
+
+  private static long parseBaseOffset(String name, String suffix) throws IOException {
+    String digits = name.substring(0, name.length() - suffix.length());
+    if (digits.length() != 20 || !digits.chars().allMatch(Character::isDigit)) {
+      throw new IOException("unexpected segment file name " + name + ": expected 20 digits + " + suffix);
+    }
+    return Long.parseLong(digits);
+  }
+
+  /**
+   * On file systems with leases, a file a crashed writer left open reports a stale length until
+   * its lease is recovered. Waits up to {@link LogConfig#leaseRecoveryTimeoutMs()}.
+   *
+   * @return whether the lease had to be recovered (the length must then be read again)
+   */
+  private boolean recoverLeaseIfOpen(Path path) throws IOException {
+    if (!(fs instanceof LeaseRecoverable leases) || leases.isFileClosed(path)) return false;
+    LOG.warn("{} was left open by its writer; recovering its lease", path);
+    long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.leaseRecoveryTimeoutMs());
+    boolean closedNow = leases.recoverLease(path);
+    while (!closedNow) {
+      if (System.nanoTime() - deadlineNs > 0) {
+        throw new IOException("lease of " + path + " was not recovered within leaseRecoveryTimeoutMs="
+            + config.leaseRecoveryTimeoutMs());
+      }
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while recovering the lease of " + path);
+      }
+      closedNow = leases.isFileClosed(path);
+    }
+    return true;
+  }
+
+  private LogSegment active() {
+    List<LogSegment> s = segments;
+    return s.get(s.size() - 1);
+  }
+
+  /**
+   * Appends blocks at consecutive offsets starting at {@link #endOffset()} and returns after they
+   * are durable per the configured {@link Durability}. One thread at a time per partition is
+   * expected; concurrent calls are serialized.
+   *
+   * @param appendTimestampMs stored in every block as its append time
+   * @return the offset assigned to the first message of the first block
+   * @throws IllegalArgumentException if the list is empty or a block has no messages, a null
+   *     payload or a payload above {@link LogConfig#maxBlockBytes()}; nothing is written
+   * @throws IOException if writing failed; nothing was appended and the log stays writable
+   */
+  public long append(List<BlockToAppend> blocks, long appendTimestampMs) throws IOException {
+    Objects.requireNonNull(blocks, "blocks");
+    if (blocks.isEmpty()) throw new IllegalArgumentException("no blocks to append");
+    long batchBytes = 0;
+    for (int i = 0; i < blocks.size(); i++) {
+      BlockToAppend b = blocks.get(i);
+      if (b == null || b.payload() == null) {
+        throw new IllegalArgumentException("block " + i + " or its payload is null");
+      }
+      if (b.messageCount() < 1) {
+        throw new IllegalArgumentException("block " + i + " has messageCount=" + b.messageCount() + "; must be >= 1");
+      }
+      if (b.payload().length > config.maxBlockBytes()) {
+        throw new IllegalArgumentException("block " + i + " payload is " + b.payload().length
+            + " bytes; maxBlockBytes=" + config.maxBlockBytes());
+      }
+      batchBytes += RecordFormat.recordLength(b.payload().length);
+    }
+    if (batchBytes > Integer.MAX_VALUE - 16) {
+      throw new IllegalArgumentException("blocks total " + batchBytes + " bytes; one append holds at most "
+          + (Integer.MAX_VALUE - 16));
+    }
+
+    appendLock.lock();
+    try {
+      ensureOpen();
+      long first = endOffset;
+      byte[] batch = new byte[(int) batchBytes];
+      long[] offsets = new long[blocks.size()];
+      int[] positions = new int[blocks.size()];
+      long next = first;
+      int pos = 0;
+      for (int i = 0; i < blocks.size(); i++) {
+        offsets[i] = next;
+        positions[i] = pos;
+        pos += RecordFormat.encode(batch, pos, next, appendTimestampMs, blocks.get(i));
+        next = Math.addExact(next, blocks.get(i).messageCount());
+      }
+      long nowMs = clock.millis();
+      LogSegment seg = segmentForAppend(batch.length, nowMs);
+      try {
+        seg.append(batch, offsets, positions, next, appendTimestampMs, nowMs);
+      } catch (IOException | RuntimeException | Error e) {
+        throw appendFailed(seg, first, e);
+      }
+      lastAppendTimestampMs = Math.max(lastAppendTimestampMs, appendTimestampMs);
+      endOffset = next;
+      return first;
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** The active segment, after rolling it by size or age or replacing it after a failure. */
+  private LogSegment segmentForAppend(int batchBytes, long nowMs) throws IOException {
+    LogSegment a = active();
+    if (!a.isWritable()) {
+      LOG.info("Starting a new segment of {} at offset {} (the last append or roll failed)", dir, endOffset);
+      return startNewActiveSegment();
+    }
+    if (a.hasRecords()) {
+      if (a.validBytes() + batchBytes > config.segmentBytes()) {
+        LOG.debug("Rolling {} at offset {}: {} + {} bytes > segmentBytes={}", dir, endOffset, a.validBytes(),
+            batchBytes, config.segmentBytes());
+        return startNewActiveSegment();
+      }
+      if (nowMs - a.firstAppendClockMs() >= config.segmentMs()) {
+        LOG.debug("Rolling {} at offset {}: first append {} ms ago >= segmentMs={}", dir, endOffset,
+            nowMs - a.firstAppendClockMs(), config.segmentMs());
+        return startNewActiveSegment();
+      }
+    }
+    return a;
+  }
+
+  /**
+   * Seals the active segment and starts a new, empty one at {@link #endOffset()}; an active segment
+   * without records is replaced by a fresh file instead. If creating the new file fails, the old
+   * segment stays last without a writer and the next append calls this again. Append lock held.
+   */
+  private LogSegment startNewActiveSegment() throws IOException {
+    LogSegment old = active();
+    List<LogSegment> list = new ArrayList<>(segments);
+    if (old.hasRecords()) {
+      old.seal();
+      LogSegment fresh = LogSegment.create(fs, dir, endOffset, config);
+      list.add(fresh);
+      segments = List.copyOf(list);
+      return fresh;
+    }
+    old.abortWriter();
+    LogSegment fresh = LogSegment.create(fs, dir, old.baseOffset(), config);
+    list.set(list.size() - 1, fresh);
+    segmentsLock.writeLock().lock();
+    try {
+      segments = List.copyOf(list);
+      old.closeInput();
+    } finally {
+      segmentsLock.writeLock().unlock();
+    }
+    return fresh;
+  }
+
+  /** Leaves the log writable after a failed append and returns what to throw. Append lock held. */
+  private IOException appendFailed(LogSegment seg, long offset, Throwable failure) {
+    seg.abortWriter();
+    LOG.warn("Append to {} at offset {} failed; the partial write is ignored and a new segment starts at {}",
+        seg.path(), offset, offset, failure);
+    try {
+      startNewActiveSegment();
+    } catch (IOException | RuntimeException | FSError e) {
+      failure.addSuppressed(e);
+      LOG.warn("Could not start a new segment of {} at offset {}; the next append tries again", dir, offset, e);
+    }
+    if (failure instanceof IOException io) return io;
+    if (failure instanceof FSError) return new IOException("disk error appending to " + seg.path(), failure);
+    if (failure instanceof RuntimeException re) throw re;
+    throw (Error) failure;
+  }
+
+  /**
+   * Reads the blocks from the one that contains {@code offset} onwards (so the first block may start
+   * before {@code offset}). Stops once the returned blocks hold at least {@code maxMessages}
+   * messages, or before a block whose payload would make the returned payload bytes exceed {@code
+   * maxBytes}; but the first block is always returned, however large. Safe to call concurrently
+   * with everything else.
+   *
+   * @return empty when {@code offset == endOffset()}
+   * @throws OffsetOutOfRangeException if {@code offset < startOffset()} or {@code offset > endOffset()}
+   * @throws CorruptRecordException if the first block to return cannot be decoded; when a later one
+   *     cannot, the blocks before it are returned and the next read reports it
+   */
+  public List<StoredBlock> read(long offset, int maxMessages, int maxBytes)
+      throws OffsetOutOfRangeException, IOException {
+    if (maxMessages < 1) throw new IllegalArgumentException("maxMessages=" + maxMessages + " must be >= 1");
+    if (maxBytes < 0) throw new IllegalArgumentException("maxBytes=" + maxBytes + " must be >= 0");
+    segmentsLock.readLock().lock();
+    try {
+      ensureOpen();
+      long end = endOffset; // read before the segments: they are published before the end offset
+      List<LogSegment> segs = segments;
+      long start = segs.get(0).baseOffset();
+      if (offset < start || offset > end) {
+        throw new OffsetOutOfRangeException(dir.toString(), offset, start, end);
+      }
+      List<StoredBlock> result = new ArrayList<>();
+      long target = offset;
+      long messages = 0;
+      long bytes = 0;
+      for (int i = floorSegment(segs, offset); i < segs.size() && target < end; i++) {
+        LogSegment seg = segs.get(i);
+        if (target >= seg.nextOffset()) continue;
+        if (target < seg.baseOffset()) {
+          LogSegment prev = segs.get(i - 1);
+          if (!result.isEmpty()) break;
+          throw new CorruptRecordException("offsets [" + prev.nextOffset() + ", " + seg.baseOffset() + ") of " + dir
+              + " are lost: " + (prev.lostTail() != null ? prev.lostTail() : "no segment holds them"));
+        }
+        LogSegment.RecordCursor c = seg.cursor(seg.index().lookup(target), seg.validBytes());
+        try {
+          RecordFormat.Header h;
+          while ((h = c.next()) != null) {
+            if (h.startOffset() >= end) return result;
+            if (h.nextOffset() <= target) {
+              c.advance(h);
+              continue;
+            }
+            if (h.startOffset() > target) {
+              throw new CorruptRecordException("expected the record holding offset " + target + ", found one starting"
+                  + " at " + h.startOffset());
+            }
+            if (!result.isEmpty() && bytes + h.payloadLength() > maxBytes) return result;
+            result.add(c.block(h));
+            messages += h.messageCount();
+            bytes += h.payloadLength();
+            target = h.nextOffset();
+            c.advance(h);
+            if (messages >= maxMessages) return result;
+          }
+        } catch (CorruptRecordException e) {
+          if (!result.isEmpty()) return result;
+          CorruptRecordException wrapped = new CorruptRecordException("cannot read offset " + target + " of " + dir
+              + ": corrupt record at position " + c.position() + " of " + seg.path() + ": " + e.getMessage());
+          wrapped.initCause(e);
+          LOG.error("{}", wrapped.getMessage());
+          throw wrapped;
+        }
+      }
+      return result;
+    } finally {
+      segmentsLock.readLock().unlock();
+    }
+  }
+
+  /** Index of the segment with the greatest base offset {@code <= offset} (0 if none). */
+  private static int floorSegment(List<LogSegment> segs, long offset) {
+    int lo = 0;
+    int hi = segs.size() - 1;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) >>> 1;
+      if (segs.get(mid).baseOffset() <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /**
+   * Deletes the oldest segments whose newest append timestamp is older than {@code now -
+   * retentionMs} by the log's clock, stopping at the first one that is not (so offsets stay
+   * contiguous). The active segment is never deleted while it is written to; but when every
+   * segment has expired, the active one is sealed and a new empty one started at {@link
+   * #endOffset()} so the old one can go too: an idle partition does not keep its last segment
+   * forever, and the end offset survives a restart through the new segment's file name. {@link
+   * #startOffset()} then equals {@link #endOffset()}. Readers of deleted offsets get {@link
+   * OffsetOutOfRangeException}.
+   *
+   * @return the number of segments deleted
+   * @throws IOException if deleting a file failed (after trying all; the segments are gone from
+   *     the log either way, and leftover files are deleted by a later pass after a restart)
+   */
+  public int deleteExpiredSegments(long retentionMs) throws IOException {
+    if (retentionMs < 0) throw new IllegalArgumentException("retentionMs=" + retentionMs + " must be >= 0");
+    appendLock.lock();
+    try {
+      ensureOpen();
+      long cutoffMs = clock.millis() - retentionMs;
+      List<LogSegment> segs = segments;
+      int expired = 0;
+      while (expired < segs.size() - 1 && segs.get(expired).maxAppendTimestampMs() < cutoffMs) expired++;
+      LogSegment a = active();
+      if (expired == segs.size() - 1 && a.hasRecords() && a.maxAppendTimestampMs() < cutoffMs) {
+        try {
+          startNewActiveSegment();
+          segs = segments;
+          expired++;
+        } catch (IOException | RuntimeException | FSError e) {
+          LOG.warn("Could not roll the expired active segment of {}; it is kept until the next pass", dir, e);
+        }
+      }
+      if (expired == 0) return 0;
+      List<LogSegment> doomed = segs.subList(0, expired);
+      segmentsLock.writeLock().lock();
+      try {
+        segments = List.copyOf(segs.subList(expired, segs.size()));
+        for (LogSegment s : doomed) s.closeInput();
+      } finally {
+        segmentsLock.writeLock().unlock();
+      }
+      IOException failure = null;
+      for (LogSegment s : doomed) {
+        try {
+          s.deleteFiles();
+        } catch (IOException e) {
+          if (failure == null) failure = e;
+          else failure.addSuppressed(e);
+        }
+      }
+      LOG.info("Retention deleted {} segments of {} older than {} ms; offsets now start at {}", expired, dir,
+          retentionMs, startOffset());
+      if (failure != null) throw failure;
+      return expired;
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** hsyncs the active segment whatever the {@link Durability}, e.g. before a planned shutdown. */
+  public void sync() throws IOException {
+    appendLock.lock();
+    try {
+      ensureOpen();
+      active().sync();
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** First readable offset; equals {@link #endOffset()} when the log is empty. */
+  public long startOffset() {
+    return segments.get(0).baseOffset();
+  }
+
+  /** The offset the next appended message gets. */
+  public long endOffset() {
+    return endOffset;
+  }
+
+  /** Bytes of valid records in all segments. */
+  public long sizeBytes() {
+    long total = 0;
+    for (LogSegment s : segments) total += s.validBytes();
+    return total;
+  }
+
+  /** Segments, the active (possibly empty) one included. */
+  public int segmentCount() {
+    return segments.size();
+  }
+
+  /** Newest append timestamp of any record in the log, -1 if it never held one. */
+  public long lastAppendTimestampMs() {
+    return lastAppendTimestampMs;
+  }
+
+  /** The current segments, oldest first; the last is the active one. For tests and diagnostics. */
+  List<LogSegment> segments() {
+    return segments;
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /** Seals the active segment (persisting its index) and releases all streams. Idempotent. */
+  @Override
+  public void close() {
+    appendLock.lock();
+    try {
+      segmentsLock.writeLock().lock();
+      try {
+        if (closed) return;
+        closed = true;
+        active().seal();
+        for (LogSegment s : segments) s.closeInput();
+      } finally {
+        segmentsLock.writeLock().unlock();
+      }
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** Closes the log and deletes its directory with every segment (topic deletion). */
+  public void deleteAll() throws IOException {
+    appendLock.lock();
+    try {
+      segmentsLock.writeLock().lock();
+      try {
+        closed = true;
+        for (LogSegment s : segments) {
+          s.abortWriter();
+          s.closeInput();
+        }
+      } finally {
+        segmentsLock.writeLock().unlock();
+      }
+      if (fs.exists(dir) && !fs.delete(dir, true)) {
+        throw new IOException("could not delete partition log directory " + dir);
+      }
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  private void ensureOpen() throws IOException {
+    if (closed) throw new IOException("partition log " + dir + " is closed");
+  }
+
+  @Override
+  public String toString() {
+    return "PartitionLog[" + dir + ", offsets [" + startOffset() + ", " + endOffset + "), " + segments.size()
+        + " segments]";
+  }
+}

@@ -1,0 +1,182 @@
+package io.talos.server.storage;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
+/**
+ * The on-disk record codec: one record holds one message block. A segment file is nothing but
+ * records back to back, with no file header. All integers are big-endian.
+ *
+ * <pre>
+ *  offset  size  field
+ *  ------  ----  -----------------------------------------------------------------------
+ *       0     1  magic               format version, 0x01; not covered by the CRC
+ *       1     4  crc                 CRC32C (Castagnoli) of bytes [5, recordLength)
+ *       5     4  recordLength        bytes of the whole record, header included: 49 + n
+ *       9     8  startOffset         offset of the block's first message
+ *      17     4  messageCount        messages in the block, >= 1
+ *      21     8  appendTimestampMs   when the server appended the block
+ *      29     8  createTimestampMs   the client's create time, or -1
+ *      37     4  compressionType     wire MessageCompressionType number (0 none, 1 snappy, 2 gzip)
+ *      41     4  messageBlockSize    the client's declared uncompressed size, or -1
+ *      45     4  payloadLength       n, always recordLength - 49
+ *      49     n  payload             the block exactly as the client sent it
+ * </pre>
+ *
+ * <p>A reader validates in this order: magic, then recordLength against {@link #HEADER_BYTES},
+ * {@link #MAX_PAYLOAD_BYTES} and the bytes actually available, then the CRC, then that
+ * payloadLength and messageCount agree with the rest. Anything that fails is a {@link
+ * CorruptRecordException}; at the end of the newest segment that is a torn tail (see {@link
+ * PartitionLog}). Zero-filled bytes fail at the magic, so preallocated or sparse space is never
+ * mistaken for a record.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class RecordFormat {
+  /** Format version 1, the first byte of every record. */
+  public static final byte MAGIC_V1 = 0x01;
+  /** Bytes before the payload. */
+  public static final int HEADER_BYTES = 49;
+  /** Bytes a reader needs to learn a record's length: magic, crc and recordLength. */
+  public static final int LENGTH_PREFIX_BYTES = 9;
+  /**
+   * Hard limit on one payload, independent of configuration so that data written under a larger
+   * {@link LogConfig#maxBlockBytes()} stays readable; also bounds what a garbage length can make
+   * a reader allocate.
+   */
+  public static final int MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
+
+  static final int CRC_FIELD = 1;
+  static final int CRC_COVERED_FROM = 5;
+  static final int LENGTH_FIELD = 5;
+
+  private RecordFormat() {}
+
+  /** The header fields of a record whose length and header have been checked (not its CRC). */
+  public record Header(int recordLength, long startOffset, int messageCount, long appendTimestampMs,
+      int payloadLength) {
+    public long nextOffset() {
+      return startOffset + messageCount;
+    }
+  }
+
+  public static int recordLength(int payloadLength) {
+    return HEADER_BYTES + payloadLength;
+  }
+
+  /**
+   * Writes one record at {@code dst[pos]}.
+   *
+   * @return the bytes written, {@link #recordLength(int) recordLength(payload.length)}
+   */
+  public static int encode(byte[] dst, int pos, long startOffset, long appendTimestampMs,
+      BlockToAppend block) {
+    byte[] payload = block.payload();
+    int length = recordLength(payload.length);
+    ByteBuffer buf = ByteBuffer.wrap(dst, pos, length);
+    buf.put(MAGIC_V1)
+        .putInt(0) // crc, filled in below
+        .putInt(length)
+        .putLong(startOffset)
+        .putInt(block.messageCount())
+        .putLong(appendTimestampMs)
+        .putLong(block.createTimestampMs())
+        .putInt(block.compressionType())
+        .putInt(block.messageBlockSize())
+        .putInt(payload.length)
+        .put(payload);
+    ByteBuffer.wrap(dst, pos + CRC_FIELD, 4).putInt(crc(dst, pos, length));
+    return length;
+  }
+
+  /**
+   * Reads and checks the length prefix at {@code buf[off]}.
+   *
+   * @param available bytes of whole records that may follow {@code off} in the file; a length
+   *     beyond it means the record was not completely written
+   */
+  public static int readLength(byte[] buf, int off, long available) throws CorruptRecordException {
+    if (available < LENGTH_PREFIX_BYTES) {
+      throw new CorruptRecordException("only " + available + " bytes left, less than a record's "
+          + LENGTH_PREFIX_BYTES + "-byte length prefix");
+    }
+    if (buf[off] != MAGIC_V1) {
+      throw new CorruptRecordException(String.format("bad magic byte 0x%02x (expected 0x%02x)",
+          buf[off] & 0xff, MAGIC_V1));
+    }
+    int length = ByteBuffer.wrap(buf, off + LENGTH_FIELD, 4).getInt();
+    if (length < HEADER_BYTES || length - HEADER_BYTES > MAX_PAYLOAD_BYTES) {
+      throw new CorruptRecordException("record length " + length + " is outside ["
+          + HEADER_BYTES + ", " + (HEADER_BYTES + MAX_PAYLOAD_BYTES) + "]");
+    }
+    if (length > available) {
+      throw new CorruptRecordException("record length " + length + " runs past the end of the data ("
+          + available + " bytes left)");
+    }
+    return length;
+  }
+
+  /**
+   * Parses the header at {@code buf[off]}, which must hold at least {@link #HEADER_BYTES} bytes
+   * and whose length was checked by {@link #readLength}. Does not check the CRC.
+   */
+  public static Header parseHeader(byte[] buf, int off, int recordLength) throws CorruptRecordException {
+    ByteBuffer b = ByteBuffer.wrap(buf, off + 9, HEADER_BYTES - 9);
+    long startOffset = b.getLong();
+    int messageCount = b.getInt();
+    long appendTimestampMs = b.getLong();
+    b.position(b.position() + 16); // createTimestampMs, compressionType, messageBlockSize
+    int payloadLength = b.getInt();
+    if (payloadLength != recordLength - HEADER_BYTES) {
+      throw new CorruptRecordException("payload length " + payloadLength + " disagrees with record length "
+          + recordLength);
+    }
+    if (messageCount < 1) {
+      throw new CorruptRecordException("message count " + messageCount + " is not positive");
+    }
+    if (startOffset < 0 || startOffset > Long.MAX_VALUE - messageCount) {
+      throw new CorruptRecordException("start offset " + startOffset + " is invalid");
+    }
+    return new Header(recordLength, startOffset, messageCount, appendTimestampMs, payloadLength);
+  }
+
+  /** Checks the CRC of the whole record at {@code buf[off]}, {@code recordLength} bytes. */
+  public static void verifyCrc(byte[] buf, int off, int recordLength) throws CorruptRecordException {
+    int stored = ByteBuffer.wrap(buf, off + CRC_FIELD, 4).getInt();
+    int actual = crc(buf, off, recordLength);
+    if (stored != actual) {
+      throw new CorruptRecordException(String.format("CRC32C mismatch: stored 0x%08x, computed 0x%08x",
+          stored, actual));
+    }
+  }
+
+  /**
+   * Decodes a whole record (length, header and CRC all checked), copying its payload.
+   *
+   * @param available bytes from {@code off} that belong to whole records in the file
+   */
+  public static StoredBlock decode(byte[] buf, int off, long available) throws CorruptRecordException {
+    int length = readLength(buf, off, available);
+    Header h = parseHeader(buf, off, length);
+    verifyCrc(buf, off, length);
+    return toStoredBlock(buf, off, h);
+  }
+
+  /** Builds the block of a record already checked with {@link #parseHeader} and {@link #verifyCrc}. */
+  static StoredBlock toStoredBlock(byte[] buf, int off, Header h) {
+    ByteBuffer b = ByteBuffer.wrap(buf, off + 29, 12);
+    long createTimestampMs = b.getLong();
+    int compressionType = b.getInt();
+    int messageBlockSize = ByteBuffer.wrap(buf, off + 41, 4).getInt();
+    byte[] payload = Arrays.copyOfRange(buf, off + HEADER_BYTES, off + h.recordLength());
+    return new StoredBlock(h.startOffset(), h.messageCount(), compressionType, h.appendTimestampMs(),
+        createTimestampMs, messageBlockSize, payload);
+  }
+
+  private static int crc(byte[] buf, int off, int recordLength) {
+    CRC32C crc = new CRC32C();
+    crc.update(buf, off + CRC_COVERED_FROM, recordLength - CRC_COVERED_FROM);
+    return (int) crc.getValue();
+  }
+}

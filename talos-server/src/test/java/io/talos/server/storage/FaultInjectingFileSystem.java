@@ -1,0 +1,167 @@
+package io.talos.server.storage;
+
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.reflect.Constructor;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FSError;
+import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FilterFileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.Syncable;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.util.Progressable;
+
+/**
+ * Wraps a file system to make the next writes, flushes or creates fail on demand, to count
+ * hflush/hsync calls, and (with {@link #snapshotReads}) to open input streams that, like hdfs
+ * ones, only see the bytes the file had when the stream was opened.
+ */
+class FaultInjectingFileSystem extends FilterFileSystem {
+  /** How the next write fails. */
+  enum WriteFault { NONE, HALF_THEN_IOEXCEPTION, NOTHING_THEN_FSERROR }
+
+  volatile WriteFault nextWriteFault = WriteFault.NONE;
+  final AtomicInteger failNextFlushes = new AtomicInteger();
+  final AtomicInteger failNextCreates = new AtomicInteger();
+  final AtomicInteger hflushes = new AtomicInteger();
+  final AtomicInteger hsyncs = new AtomicInteger();
+  final AtomicInteger opens = new AtomicInteger();
+  volatile boolean snapshotReads;
+
+  FaultInjectingFileSystem(FileSystem raw) {
+    super(raw);
+  }
+
+  @Override
+  public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
+      short replication, long blockSize, Progressable progress) throws IOException {
+    if (failNextCreates.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+      throw new IOException("injected create failure for " + f);
+    }
+    FSDataOutputStream real = fs.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+    return new FSDataOutputStream(new FaultyStream(real), null);
+  }
+
+  @Override
+  public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+    opens.incrementAndGet();
+    if (!snapshotReads) return fs.open(f, bufferSize);
+    ByteArrayOutputStream copy = new ByteArrayOutputStream();
+    try (InputStream in = fs.open(f, bufferSize)) {
+      in.transferTo(copy);
+    }
+    return new FSDataInputStream(new SnapshotStream(copy.toByteArray()));
+  }
+
+  private final class FaultyStream extends OutputStream implements Syncable {
+    private final FSDataOutputStream out;
+
+    FaultyStream(FSDataOutputStream out) {
+      this.out = out;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      out.write(b);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      WriteFault fault = nextWriteFault;
+      nextWriteFault = WriteFault.NONE;
+      switch (fault) {
+        case HALF_THEN_IOEXCEPTION -> {
+          out.write(b, off, len / 2);
+          out.hflush();
+          throw new IOException("injected write failure after " + len / 2 + " of " + len + " bytes");
+        }
+        case NOTHING_THEN_FSERROR -> throw diskError();
+        default -> out.write(b, off, len);
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      out.flush();
+    }
+
+    @Override
+    public void hflush() throws IOException {
+      hflushes.incrementAndGet();
+      out.hflush(); // the bytes do reach the file: only the acknowledgement fails
+      if (failNextFlushes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) throw new IOException("injected hflush failure");
+    }
+
+    @Override
+    public void hsync() throws IOException {
+      hsyncs.incrementAndGet();
+      out.hsync();
+      if (failNextFlushes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) throw new IOException("injected hsync failure");
+    }
+
+    @Override
+    public void close() throws IOException {
+      out.close();
+    }
+  }
+
+  /**
+   * The Error RawLocalFileSystem's streams throw when the disk fails a write (its constructor is
+   * package-private, hence the reflection).
+   */
+  static FSError diskError() {
+    try {
+      Constructor<FSError> c = FSError.class.getDeclaredConstructor(Throwable.class);
+      c.setAccessible(true);
+      return c.newInstance(new IOException("injected disk error"));
+    } catch (ReflectiveOperationException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** An input stream over a copy of the file taken at open time, like an hdfs stream's length. */
+  private static final class SnapshotStream extends FSInputStream {
+    private final byte[] data;
+    private int pos;
+
+    SnapshotStream(byte[] data) {
+      this.data = data;
+    }
+
+    @Override
+    public void seek(long p) throws IOException {
+      if (p > data.length) throw new EOFException("seek past end");
+      pos = (int) p;
+    }
+
+    @Override
+    public long getPos() {
+      return pos;
+    }
+
+    @Override
+    public boolean seekToNewSource(long targetPos) {
+      return false;
+    }
+
+    @Override
+    public int read() {
+      return pos < data.length ? data[pos++] & 0xff : -1;
+    }
+
+    @Override
+    public int read(long position, byte[] b, int off, int len) {
+      if (position >= data.length) return -1;
+      int n = (int) Math.min(len, data.length - position);
+      System.arraycopy(data, (int) position, b, off, n);
+      return n;
+    }
+  }
+}
