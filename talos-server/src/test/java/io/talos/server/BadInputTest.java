@@ -90,7 +90,7 @@ class BadInputTest {
   static OffsetInfo offsets(int partition) throws Exception {
     HttpResponse<byte[]> response = api.post("/v1/api/message", "getPartitionOffset", RawApi.call("getPartitionOffset",
         new MessageService.getPartitionOffset_args(new GetPartitionOffsetRequest(new TopicAndPartition("bad-input", topic, partition)))));
-    return RawApi.reply(response.body(), new MessageService.getPartitionOffset_result()).getSuccess();
+    return RawApi.reply(response.body(), new MessageService.getPartitionOffset_result()).getSuccess().getOffsetInfo();
   }
 
   static GalaxyTalosException putError(PutMessageRequest request) throws Exception {

@@ -169,8 +169,9 @@ class OfficialSdkEndToEndTest {
     assertEquals(-1, topicOffsets.get(0).getEndOffset(), "empty partition 0");
     assertEquals(expected - 1, topicOffsets.get(1).getEndOffset());
 
+    long beyond = expected + 5;
     GalaxyTalosException outOfRange = assertThrows(GalaxyTalosException.class,
-        () -> consumer.fetchMessage(expected + 5, 10));
+        () -> consumer.fetchMessage(beyond, 10));
     assertEquals(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, outOfRange.getErrorCode());
   }
 
