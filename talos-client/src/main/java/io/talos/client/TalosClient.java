@@ -1,0 +1,94 @@
+package io.talos.client;
+
+import io.talos.client.admin.TalosAdmin;
+import io.talos.client.admin.TopicDescription;
+import io.talos.client.consumer.SimpleConsumer;
+import io.talos.client.internals.TalosRpc;
+import io.talos.client.producer.SimpleProducer;
+import io.talos.thrift.ErrorCode;
+import java.util.Objects;
+
+/**
+ * The entry point: one connection pool to a Talos server, shared by the admin, producers and
+ * consumers made from it.
+ *
+ * <pre>{@code
+ * TalosClientConfig config = TalosClientConfig.builder()
+ *     .endpoint("http://127.0.0.1:8080")
+ *     .credentialFile(Path.of("data/admin-credential.properties"))
+ *     .build();
+ * try (TalosClient client = TalosClient.create(config)) {
+ *   client.admin().createTopic("orders", 4);
+ *   SimpleProducer producer = client.producer("orders", 0);
+ *   producer.put(List.of("hello".getBytes(UTF_8)));
+ *   List<ConsumedMessage> got = client.consumer("orders", 0).fetch(SimpleConsumer.START_OFFSET, 100);
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe, and so is everything made from it. Closing the client makes every later call
+ * through it or its producers, consumers and admin fail with {@link IllegalStateException}.
+ */
+public final class TalosClient implements AutoCloseable {
+  private final TalosRpc rpc;
+  private final TalosAdmin admin;
+
+  private TalosClient(TalosRpc rpc) {
+    this.rpc = rpc;
+    this.admin = new TalosAdmin(rpc);
+  }
+
+  /** Makes a client; no request is sent until the first operation. */
+  public static TalosClient create(TalosClientConfig config) {
+    return new TalosClient(new TalosRpc(Objects.requireNonNull(config, "config")));
+  }
+
+  public TalosClientConfig config() {
+    return rpc.config();
+  }
+
+  /** Topic administration; the same instance on every call. */
+  public TalosAdmin admin() {
+    return admin;
+  }
+
+  /**
+   * A producer for one partition. Looks the topic up once ({@code describeTopic}) to learn its
+   * resource name; if the topic is later deleted and created again, make a new producer.
+   *
+   * @throws TalosException {@code TOPIC_NOT_EXIST}, or {@code PARTITION_NOT_EXIST} when the
+   *     topic has no such partition
+   */
+  public SimpleProducer producer(String topicName, int partitionId) {
+    TopicDescription topic = describePartition(topicName, partitionId);
+    return new SimpleProducer(rpc, topic.name(), topic.resourceName(), partitionId);
+  }
+
+  /**
+   * A consumer for one partition; looks the topic up once, like {@link #producer}.
+   *
+   * @throws TalosException {@code TOPIC_NOT_EXIST} or {@code PARTITION_NOT_EXIST}
+   */
+  public SimpleConsumer consumer(String topicName, int partitionId) {
+    TopicDescription topic = describePartition(topicName, partitionId);
+    return new SimpleConsumer(rpc, topic.name(), topic.resourceName(), partitionId);
+  }
+
+  /** Releases the connection pool. Idempotent. */
+  @Override
+  public void close() {
+    rpc.close();
+  }
+
+  private TopicDescription describePartition(String topicName, int partitionId) {
+    if (partitionId < 0) {
+      throw new IllegalArgumentException("partition id must be >= 0, got " + partitionId);
+    }
+    TopicDescription topic = admin.describeTopic(topicName);
+    if (partitionId >= topic.partitionCount()) {
+      throw new TalosException(ErrorCode.PARTITION_NOT_EXIST, "topic '" + topicName + "' has "
+          + topic.partitionCount() + " partitions (0 to " + (topic.partitionCount() - 1)
+          + "); there is no partition " + partitionId);
+    }
+    return topic;
+  }
+}

@@ -1,0 +1,212 @@
+package io.talos.client.admin;
+
+import io.talos.client.TalosClient;
+import io.talos.client.TalosException;
+import io.talos.client.internals.TalosRpc;
+import io.talos.common.TopicNames;
+import io.talos.thrift.ChangeTopicAttributeRequest;
+import io.talos.thrift.CreateTopicRequest;
+import io.talos.thrift.DeleteTopicRequest;
+import io.talos.thrift.DescribeTopicRequest;
+import io.talos.thrift.DescribeTopicResponse;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GetPartitionOffsetRequest;
+import io.talos.thrift.GetTopicOffsetRequest;
+import io.talos.thrift.OffsetInfo;
+import io.talos.thrift.PartitionState;
+import io.talos.thrift.TopicAndPartition;
+import io.talos.thrift.TopicAttribute;
+import io.talos.thrift.TopicInfo;
+import io.talos.thrift.TopicState;
+import io.talos.thrift.TopicTalosResourceName;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+
+/**
+ * Creates, inspects, changes and deletes topics. Topics are named by their plain name; the
+ * methods that need the topic's resource name look it up with {@link #describeTopic} first, so
+ * they always act on the topic that currently has that name.
+ *
+ * <p>Every method sends one or two requests and throws {@link TalosException} when the server
+ * refuses (e.g. {@code TOPIC_EXIST}, {@code TOPIC_NOT_EXIST}, {@code PERMISSION_DENIED_ERROR})
+ * or cannot be reached, and {@link IllegalArgumentException} for arguments no server accepts.
+ *
+ * <p>Thread-safe. Obtain one from {@link TalosClient#admin()}.
+ */
+public final class TalosAdmin {
+  private final TalosRpc rpc;
+
+  /** For {@link TalosClient}; applications use {@link TalosClient#admin()}. */
+  public TalosAdmin(TalosRpc rpc) {
+    this.rpc = rpc;
+  }
+
+  /** Creates a topic with the server's default retention. */
+  public TopicListing createTopic(String name, int partitionCount) {
+    return createTopic(name, partitionCount, OptionalInt.empty());
+  }
+
+  /**
+   * Creates a topic.
+   *
+   * @param name 1 to 80 characters of {@code [a-zA-Z0-9_-]}, not starting with '_' or '-', not
+   *     ending with '_'
+   * @param partitionCount at least 1
+   * @param retentionSecs how long to keep messages; empty for the server's default
+   * @return the new topic's identity, including its resource name
+   * @throws TalosException {@code TOPIC_EXIST} if a topic of that name exists
+   */
+  public TopicListing createTopic(String name, int partitionCount, OptionalInt retentionSecs) {
+    checkName(name);
+    if (partitionCount < 1) {
+      throw new IllegalArgumentException("partitionCount must be >= 1, got " + partitionCount);
+    }
+    TopicAttribute attribute = new TopicAttribute().setPartitionNumber(partitionCount);
+    if (retentionSecs.isPresent()) {
+      if (retentionSecs.getAsInt() < 1) {
+        throw new IllegalArgumentException("retentionSecs must be >= 1, got "
+            + retentionSecs.getAsInt());
+      }
+      attribute.setMessageRetentionSecs(retentionSecs.getAsInt());
+    }
+    CreateTopicRequest request = new CreateTopicRequest(name, attribute);
+    TopicInfo info = rpc.topic(c -> c.createTopic(request)).getTopicInfo();
+    return listing(info);
+  }
+
+  /**
+   * Deletes the topic that currently has this name, with all its messages.
+   *
+   * @throws TalosException {@code TOPIC_NOT_EXIST} if there is none
+   */
+  public void deleteTopic(String name) {
+    String resourceName = describeTopic(name).resourceName();
+    DeleteTopicRequest request =
+        new DeleteTopicRequest(new TopicTalosResourceName(resourceName));
+    rpc.topic(c -> {
+      c.deleteTopic(request);
+      return null;
+    });
+  }
+
+  /** @throws TalosException {@code TOPIC_NOT_EXIST} if there is no such topic */
+  public TopicDescription describeTopic(String name) {
+    checkName(name);
+    DescribeTopicResponse r = rpc.topic(c -> c.describeTopic(new DescribeTopicRequest(name)));
+    TopicAttribute attribute = r.getTopicAttribute();
+    TopicState state = r.getTopicState();
+    List<PartitionDescription> partitions = new ArrayList<>();
+    if (state.getPartitionStates() != null) {
+      for (PartitionState p : state.getPartitionStates()) {
+        partitions.add(new PartitionDescription(p.getPartitionId(), p.getStartOffset(),
+            p.getLastestOffset(), p.getMessageNumber(), p.getMessageBytes()));
+      }
+      partitions.sort(Comparator.comparingInt(PartitionDescription::partitionId));
+    }
+    TopicInfo info = r.getTopicInfo();
+    return new TopicDescription(info.getTopicName(),
+        info.getTopicTalosResourceName().getTopicTalosResourceName(), info.getOwnerId(),
+        attribute.isSetPartitionNumber() ? attribute.getPartitionNumber() : partitions.size(),
+        attribute.isSetMessageRetentionSecs()
+            ? OptionalInt.of(attribute.getMessageRetentionSecs()) : OptionalInt.empty(),
+        attribute.getAttributes() == null ? Map.of() : attribute.getAttributes(),
+        status(state.getTopicStatus()), state.getCreateTimestamp(), state.getMessageNumber(),
+        state.getMessageBytes(), partitions);
+  }
+
+  /** Every topic the caller may see, in the server's order. */
+  public List<TopicListing> listTopics() {
+    List<TopicInfo> infos = rpc.topic(c -> c.listTopics()).getTopicInfos();
+    List<TopicListing> out = new ArrayList<>(infos == null ? 0 : infos.size());
+    if (infos != null) {
+      for (TopicInfo info : infos) out.add(listing(info));
+    }
+    return out;
+  }
+
+  /**
+   * Changes a topic's partition count and/or retention; the other attributes stay as they are.
+   *
+   * @throws TalosException e.g. {@code INVALID_TOPIC_PARAMS} when the server refuses the change
+   *     (fewer partitions than now)
+   */
+  public void changeTopicAttribute(String name, TopicAttributeChange change) {
+    DescribeTopicResponse current =
+        rpc.topic(c -> c.describeTopic(new DescribeTopicRequest(checkName(name))));
+    TopicAttribute attribute = current.getTopicAttribute().deepCopy();
+    change.partitionCount().ifPresent(attribute::setPartitionNumber);
+    change.retentionSecs().ifPresent(attribute::setMessageRetentionSecs);
+    ChangeTopicAttributeRequest request = new ChangeTopicAttributeRequest(
+        current.getTopicInfo().getTopicTalosResourceName(), attribute);
+    rpc.topic(c -> {
+      c.changeTopicAttribute(request);
+      return null;
+    });
+  }
+
+  /** The offset range of every partition, by partition id. */
+  public List<PartitionOffsets> getTopicOffsets(String name) {
+    String resourceName = describeTopic(name).resourceName();
+    GetTopicOffsetRequest request =
+        new GetTopicOffsetRequest(new TopicTalosResourceName(resourceName));
+    List<OffsetInfo> infos = rpc.message(c -> c.getTopicOffset(request)).getOffsetInfoList();
+    List<PartitionOffsets> out = new ArrayList<>();
+    if (infos != null) {
+      for (OffsetInfo info : infos) out.add(offsets(info));
+    }
+    out.sort(Comparator.comparingInt(PartitionOffsets::partitionId));
+    return out;
+  }
+
+  /**
+   * The offset range of one partition.
+   *
+   * @throws TalosException when the server cannot report it, e.g. {@code PARTITION_NOT_EXIST}
+   */
+  public PartitionOffsets getPartitionOffset(String name, int partitionId) {
+    if (partitionId < 0) {
+      throw new IllegalArgumentException("partition id must be >= 0, got " + partitionId);
+    }
+    String resourceName = describeTopic(name).resourceName();
+    GetPartitionOffsetRequest request = new GetPartitionOffsetRequest(
+        new TopicAndPartition(name, new TopicTalosResourceName(resourceName), partitionId));
+    PartitionOffsets offsets =
+        offsets(rpc.message(c -> c.getPartitionOffset(request)).getOffsetInfo());
+    if (offsets.hasError()) throw new TalosException(offsets.errorCode(), offsets.errorMessage());
+    return offsets;
+  }
+
+  private static PartitionOffsets offsets(OffsetInfo info) {
+    boolean failed = info.isSetErrorCode() && info.getErrorCode() != ErrorCode.NO_ERROR;
+    long start = info.isSetStartOffset() ? info.getStartOffset() : 0;
+    long end = info.isSetEndOffset() ? info.getEndOffset() : start - 1;
+    return new PartitionOffsets(info.getPartitionId(), start, end,
+        failed ? info.getErrorCode() : null,
+        failed ? (info.getErrorMsg() == null ? "(no message)" : info.getErrorMsg()) : null);
+  }
+
+  private static TopicListing listing(TopicInfo info) {
+    return new TopicListing(info.getTopicName(),
+        info.getTopicTalosResourceName().getTopicTalosResourceName(), info.getOwnerId());
+  }
+
+  private static TopicStatus status(io.talos.thrift.TopicStatus wire) {
+    if (wire == null) return TopicStatus.UNKNOWN;
+    switch (wire) {
+      case CREATING: return TopicStatus.CREATING;
+      case ACTIVE: return TopicStatus.ACTIVE;
+      case DELETING: return TopicStatus.DELETING;
+      case DELETED: return TopicStatus.DELETED;
+      default: return TopicStatus.UNKNOWN;
+    }
+  }
+
+  private static String checkName(String name) {
+    String problem = TopicNames.validateName(name);
+    if (problem != null) throw new IllegalArgumentException(problem);
+    return name;
+  }
+}

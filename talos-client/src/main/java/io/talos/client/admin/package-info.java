@@ -1,0 +1,2 @@
+/** Topic administration: {@link io.talos.client.admin.TalosAdmin} and the values it returns. */
+package io.talos.client.admin;

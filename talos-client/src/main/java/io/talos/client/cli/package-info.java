@@ -1,0 +1,2 @@
+/** The {@code talos} command line ({@link io.talos.client.cli.TalosCli}). */
+package io.talos.client.cli;

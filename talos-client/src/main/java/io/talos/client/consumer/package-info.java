@@ -1,0 +1,2 @@
+/** Reading messages: {@link io.talos.client.consumer.SimpleConsumer}, one partition, by offset. */
+package io.talos.client.consumer;

@@ -1,0 +1,116 @@
+package io.talos.client.internals;
+
+import io.talos.client.TalosException;
+import org.apache.thrift.TByteArrayOutputStream;
+import org.apache.thrift.TConfiguration;
+import org.apache.thrift.transport.TMemoryInputTransport;
+import org.apache.thrift.transport.TTransport;
+import org.apache.thrift.transport.TTransportException;
+
+/**
+ * A Thrift transport for exactly one call over HTTP: the generated client writes its request
+ * into a buffer, {@link #flush()} POSTs the buffer through {@link TalosRpc#exchange} and the
+ * client then reads the reply from the response body.
+ *
+ * <p>Not thread-safe; one instance per call.
+ */
+final class HttpExchangeTransport extends TTransport {
+  private final TalosRpc rpc;
+  private final TalosService service;
+  private final TByteArrayOutputStream request = new TByteArrayOutputStream(512);
+  private final TMemoryInputTransport response;
+
+  HttpExchangeTransport(TalosRpc rpc, TalosService service) {
+    this.rpc = rpc;
+    this.service = service;
+    try {
+      // the whole reply is already in memory: no reason to cap what the protocol may read
+      this.response = new TMemoryInputTransport(
+          TConfiguration.custom().setMaxMessageSize(Integer.MAX_VALUE).build(), new byte[0]);
+    } catch (TTransportException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Thrown by {@link #flush()} so that the caller gets back the exact failure. */
+  static final class ExchangeFailure extends TTransportException {
+    private static final long serialVersionUID = 1L;
+    private final transient TalosException failure;
+
+    ExchangeFailure(TalosException failure) {
+      super(failure.getMessage(), failure);
+      this.failure = failure;
+    }
+
+    TalosException failure() {
+      return failure;
+    }
+  }
+
+  @Override
+  public void flush() throws TTransportException {
+    byte[] body = request.toByteArray();
+    request.reset();
+    try {
+      response.reset(rpc.exchange(service, body));
+    } catch (TalosException e) {
+      throw new ExchangeFailure(e);
+    }
+  }
+
+  @Override
+  public void write(byte[] buf, int off, int len) {
+    request.write(buf, off, len);
+  }
+
+  @Override
+  public int read(byte[] buf, int off, int len) throws TTransportException {
+    return response.read(buf, off, len);
+  }
+
+  @Override
+  public byte[] getBuffer() {
+    return response.getBuffer();
+  }
+
+  @Override
+  public int getBufferPosition() {
+    return response.getBufferPosition();
+  }
+
+  @Override
+  public int getBytesRemainingInBuffer() {
+    return response.getBytesRemainingInBuffer();
+  }
+
+  @Override
+  public void consumeBuffer(int len) {
+    response.consumeBuffer(len);
+  }
+
+  @Override
+  public TConfiguration getConfiguration() {
+    return response.getConfiguration();
+  }
+
+  @Override
+  public void updateKnownMessageSize(long size) throws TTransportException {
+    response.updateKnownMessageSize(size);
+  }
+
+  @Override
+  public void checkReadBytesAvailable(long numBytes) throws TTransportException {
+    response.checkReadBytesAvailable(numBytes);
+  }
+
+  @Override
+  public boolean isOpen() {
+    return true;
+  }
+
+  @Override
+  public void open() {}
+
+  @Override
+  public void close() {}
+}

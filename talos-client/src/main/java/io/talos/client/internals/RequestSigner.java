@@ -1,0 +1,73 @@
+package io.talos.client.internals;
+
+import io.talos.common.auth.GalaxySigner;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The headers of one signed Talos request, as the SDK 2.0.2 sends them:
+ *
+ * <pre>
+ *   Content-Type:         application/x-thrift-compact
+ *   Accept:               application/x-thrift-compact
+ *   User-Agent:           talos-java-client/&lt;version&gt;
+ *   X-Xiaomi-Timestamp:   &lt;epoch seconds&gt;
+ *   x-xiaomi-date:        &lt;RFC 822 date in GMT, e.g. Tue, 04 Mar 2025 09:05:01 GMT&gt;
+ *   X-Xiaomi-Content-MD5: &lt;lower-case hex MD5 of the body&gt;
+ *   Authorization:        Galaxy-V3 &lt;secretKeyId&gt;:&lt;base64 HmacSHA1 signature&gt;
+ * </pre>
+ *
+ * The signature covers the other headers and the URI path as {@link GalaxySigner} defines.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class RequestSigner {
+  public static final String CONTENT_TYPE = "application/x-thrift-compact";
+
+  private static final DateTimeFormatter RFC_822_GMT =
+      DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US)
+          .withZone(ZoneOffset.UTC);
+
+  private final String secretKeyId;
+  private final String secretKey;
+
+  public RequestSigner(String secretKeyId, String secretKey) {
+    this.secretKeyId = secretKeyId;
+    this.secretKey = secretKey;
+  }
+
+  /**
+   * @param path the request URI's path, e.g. {@code /v1/api/message}
+   * @param query the raw query string without '?'
+   * @param nowMs the (skew-corrected) time the request is signed at, epoch ms
+   * @return header name to value, in sending order, {@code Authorization} last
+   */
+  public Map<String, String> headers(String path, String query, byte[] body, long nowMs) {
+    return headers(path, query, body, Long.toString(Math.floorDiv(nowMs, 1000)),
+        RFC_822_GMT.format(Instant.ofEpochMilli(nowMs)));
+  }
+
+  /** As {@link #headers(String, String, byte[], long)} with given time header values. */
+  Map<String, String> headers(String path, String query, byte[] body, String epochSeconds,
+      String date) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    headers.put("Content-Type", CONTENT_TYPE);
+    headers.put("Accept", CONTENT_TYPE);
+    headers.put("User-Agent", ClientVersion.userAgent());
+    headers.put(GalaxySigner.TIMESTAMP, epochSeconds);
+    headers.put(GalaxySigner.DATE, date);
+    headers.put(GalaxySigner.CONTENT_MD5, GalaxySigner.contentMd5Hex(body, 0, body.length));
+    Map<String, List<String>> signed = new LinkedHashMap<>();
+    headers.forEach((name, value) -> signed.put(name, List.of(value)));
+    String signature = GalaxySigner.sign(secretKey,
+        GalaxySigner.stringToSign("POST", path, query, signed));
+    headers.put(GalaxySigner.AUTHORIZATION,
+        GalaxySigner.SCHEME_V3 + " " + secretKeyId + ":" + signature);
+    return headers;
+  }
+}

@@ -1,0 +1,2 @@
+/** Writing messages: {@link io.talos.client.producer.SimpleProducer}, one partition, synchronous. */
+package io.talos.client.producer;
