@@ -3,10 +3,10 @@ package io.talos.server.scheduling;
 /**
  * One unit of work handed to the {@link TaskPool}: typically the storage part of one request.
  *
- * <p>The pool calls exactly one of {@link #run()} (or, for a {@link MergeableTask}, one {@link
- * MergeableTask#runBatch}), {@link #expire()} or {@link #fail(Throwable)} on an accepted task, and
- * {@link #fail(Throwable)} a second time only after its run threw. A task that was not
- * {@link Admission#ACCEPTED accepted} is never called: whoever submitted it answers.
+ * <p>On an accepted task the pool calls exactly one of {@link #run()} (or, for a {@link
+ * MergeableTask}, one {@link MergeableTask#runBatch} including it), {@link #expire()} or {@link
+ * #fail(Throwable)}; and {@link #fail(Throwable)} after that run if the run threw. A task that was
+ * not {@link Admission#ACCEPTED accepted} is never called: whoever submitted it answers.
  *
  * <p>The task answers its own request: when {@code run()} returns normally the task must have
  * completed it (or handed its completion on); {@code expire()} and {@code fail()} answer with an

@@ -125,6 +125,7 @@ public final class TaskPool implements AutoCloseable {
       throw new IllegalArgumentException("task priority " + priority + " is not a class index of "
           + config.priorityClasses());
     }
+    long taskDeadlineMs = task.deadlineMs();
     if (closed) return reject(Admission.REJECTED_CLOSED);
     if (waiting.incrementAndGet() > config.maxWaitingTasks()) {
       waiting.decrementAndGet();
@@ -133,7 +134,7 @@ public final class TaskPool implements AutoCloseable {
     boolean[] accepted = new boolean[1];
     try {
       long nowMs = clock.millis();
-      long deadlineMs = task.deadlineMs() > 0 ? task.deadlineMs() : saturatedAdd(nowMs, config.defaultDeadlineMs());
+      long deadlineMs = taskDeadlineMs > 0 ? taskDeadlineMs : saturatedAdd(nowMs, config.defaultDeadlineMs());
       QueuedTask queued = new QueuedTask(task, key, priority, deadlineMs, nowNanos());
       keys.compute(key, (k, state) -> {
         Worker worker = state != null ? state.worker : workers.get(select(k));
@@ -209,7 +210,8 @@ public final class TaskPool implements AutoCloseable {
   /**
    * Refuses new tasks, fails every waiting task with a {@link TaskPoolClosedException}, removes the
    * gauges and waits up to {@link PoolConfig#closeTimeoutMs()} for the worker threads to finish
-   * their running task. Idempotent; safe from any thread but a worker's own.
+   * their running task. Idempotent; safe from any thread, a task's included (its own worker is then
+   * not waited for).
    */
   @Override
   public void close() {
@@ -228,6 +230,7 @@ public final class TaskPool implements AutoCloseable {
     metrics.removeGauges();
     long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.closeTimeoutMs());
     for (Thread thread : threads) {
+      if (thread == Thread.currentThread()) continue; // closed by one of its own tasks
       try {
         long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
         if (leftMs > 0) thread.join(leftMs);
