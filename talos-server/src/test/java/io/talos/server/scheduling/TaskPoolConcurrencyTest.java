@@ -213,6 +213,26 @@ class TaskPoolConcurrencyTest {
   }
 
   @Test
+  void shouldCloseFromOneOfItsOwnTasksWithoutWaitingForItself() throws Exception {
+    PoolConfig config = PoolConfig.builder().workers(2).closeTimeoutMs(60_000).build();
+    TaskPool pool = TaskPool.create(config, Clock.systemUTC(), new MetricRegistry(), true);
+    CountDownLatch closed = new CountDownLatch(1);
+    Checks checks = new Checks(1);
+    OrderedGet closer = new OrderedGet(checks, 0, 0, GET, 1) {
+      @Override
+      public void run() {
+        pool.close();
+        closed.countDown();
+        super.run();
+      }
+    };
+    assertEquals(Admission.ACCEPTED, pool.submit(closer));
+    assertTrue(closed.await(10, TimeUnit.SECONDS), "close() from a task returned without waiting for its own worker");
+    assertTrue(checks.allAnswered.await(10, TimeUnit.SECONDS));
+    assertEquals(Admission.REJECTED_CLOSED, pool.submit(new OrderedGet(checks, 0, 1, GET, 1)));
+  }
+
+  @Test
   void shouldAnswerEveryAcceptedTaskExactlyOnceWhenClosedUnderLoad() throws Exception {
     int submitters = 4;
     int perSubmitter = 20_000;

@@ -256,6 +256,20 @@ class TaskPoolTest {
     assertEquals(List.of("expire a", "run b"), log);
   }
 
+  @Test
+  void shouldExpireMergeableHeadWithoutRunningABatchForIt() {
+    pool(1);
+    RecordingPut late = new RecordingPut("late", "a", PUT, START_MS + 10, 10, log);
+    RecordingPut next = put("next", "a");
+    submit(late, next);
+    clock.advanceMs(11);
+    assertTrue(pool.worker(0).runOnce());
+    assertEquals(List.of("expire late"), log);
+    assertTrue(pool.worker(0).runOnce());
+    assertEquals(List.of("expire late", "batch [next]"), log);
+    assertEquals(1, registry.histogram(PoolMetrics.BATCH_SIZE).getCount(), "an expiry is not a batch");
+  }
+
   // --- group commit
 
   @Test
