@@ -1,0 +1,299 @@
+package io.talos.server.scheduling;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One worker of a {@link TaskPool}: a queue per priority class and, in a pool created with
+ * threads, one thread serving them. Tasks reach it only through {@link TaskPool#submit(Task)}.
+ *
+ * <p>Serving order: the head of the highest-priority non-empty queue; FIFO within a class. One
+ * {@link #runOnce()} serves one dequeued task: it expires it if its deadline has passed ({@code
+ * clock.millis() > deadlineMs}), runs it, or, for a {@link MergeableTask}, runs it in one batch
+ * with the next same-key tasks that may join (see {@link MergeableTask} for which). A task that
+ * throws fails only the tasks of its own run, and the worker goes on.
+ *
+ * <p>Thread-safety: {@link #id()}, {@link #waitingTasks()}, {@link #isRunning()}, {@link
+ * #tasksOf(Object)} and {@link #busyRatio()} may be called from any thread (values are live
+ * snapshots). The queues are guarded by the worker's lock, held only to enqueue, to dequeue (and
+ * collect a batch) and to close, never while a task runs. {@link #runOnce()} is for pools created
+ * without threads and must be called by one thread at a time.
+ */
+public final class Worker {
+  private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
+
+  private final int id;
+  private final TaskPool pool;
+  private final boolean threaded;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition workAvailable = lock.newCondition();
+  private final ArrayDeque<QueuedTask>[] queues; // index = priority class; guarded by lock
+  private boolean closed; // guarded by lock
+  private volatile int waiting; // written under lock
+  private volatile boolean running;
+  private final BusyRatio busy;
+
+  @SuppressWarnings("unchecked")
+  Worker(int id, TaskPool pool, boolean threaded) {
+    this.id = id;
+    this.pool = pool;
+    this.threaded = threaded;
+    this.queues = new ArrayDeque[pool.config().priorityClasses().size()];
+    for (int i = 0; i < queues.length; i++) queues[i] = new ArrayDeque<>();
+    this.busy = new BusyRatio(TimeUnit.MILLISECONDS.toNanos(pool.config().busyRatioWindowMs()),
+        pool.nowNanos());
+  }
+
+  public int id() {
+    return id;
+  }
+
+  /** Tasks waiting in this worker's queues (the one running, if any, excluded). */
+  public int waitingTasks() {
+    return waiting;
+  }
+
+  /** Whether the worker is serving a task or a batch now. */
+  public boolean isRunning() {
+    return running;
+  }
+
+  /** Tasks of {@code key} waiting or running on this worker. */
+  public int tasksOf(Object key) {
+    return pool.tasksOf(key, this);
+  }
+
+  /** Fraction of the last {@link PoolConfig#busyRatioWindowMs()} window spent serving tasks. */
+  public double busyRatio() {
+    return busy.ratio(pool.nowNanos());
+  }
+
+  /**
+   * Serves the next task, or the next batch, if any is waiting; never blocks waiting for one.
+   *
+   * @return whether there was anything to serve (an expiry counts)
+   * @throws IllegalStateException if the pool runs its own threads
+   */
+  public boolean runOnce() {
+    if (threaded) throw new IllegalStateException("runOnce() is for pools created without threads");
+    Work work = poll(false);
+    if (work == null) return false;
+    serve(work);
+    return true;
+  }
+
+  /** The body of this worker's thread: serves tasks until the pool closes. */
+  void runLoop() {
+    Work work;
+    while ((work = poll(true)) != null) serve(work);
+  }
+
+  /** Queues {@code task}; false if the worker is closed. Called within the key's table entry lock. */
+  boolean enqueue(QueuedTask task) {
+    lock.lock();
+    try {
+      if (closed) return false;
+      queues[task.priority].addLast(task);
+      waiting++;
+      workAvailable.signal();
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Stops accepting, wakes the thread and returns what was waiting, in serving order. */
+  List<QueuedTask> closeAndDrain() {
+    lock.lock();
+    try {
+      closed = true;
+      List<QueuedTask> drained = new ArrayList<>(waiting);
+      for (ArrayDeque<QueuedTask> queue : queues) {
+        drained.addAll(queue);
+        queue.clear();
+      }
+      waiting = 0;
+      pool.dequeued(drained.size());
+      workAvailable.signalAll();
+      return drained;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** What one serve handles: a head task, the batch it heads, same-key tasks expired on the way. */
+  private static final class Work {
+    final QueuedTask head;
+    final boolean headExpired;
+    final List<QueuedTask> batch; // null unless the head is mergeable and not expired
+    final List<QueuedTask> expiredBehind; // null if none
+
+    Work(QueuedTask head, boolean headExpired, List<QueuedTask> batch,
+        List<QueuedTask> expiredBehind) {
+      this.head = head;
+      this.headExpired = headExpired;
+      this.batch = batch;
+      this.expiredBehind = expiredBehind;
+    }
+
+    int size() {
+      return (batch == null ? 1 : batch.size())
+          + (expiredBehind == null ? 0 : expiredBehind.size());
+    }
+  }
+
+  private Work poll(boolean block) {
+    lock.lock();
+    try {
+      while (true) {
+        if (closed) return null;
+        for (ArrayDeque<QueuedTask> queue : queues) {
+          QueuedTask head = queue.pollFirst();
+          if (head != null) {
+            Work work = collect(head, queue);
+            waiting -= work.size();
+            pool.dequeued(work.size());
+            return work;
+          }
+        }
+        if (!block) return null;
+        try {
+          workAvailable.await();
+        } catch (InterruptedException e) {
+          // close() does not interrupt; an interrupt from elsewhere is dropped rather than left
+          // set for the next task's I/O to trip on
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Under the lock: the work headed by {@code head}, just taken from {@code queue}. */
+  private Work collect(QueuedTask head, ArrayDeque<QueuedTask> queue) {
+    long nowMs = pool.clock().millis();
+    if (nowMs > head.deadlineMs) return new Work(head, true, null, null);
+    if (!(head.task instanceof MergeableTask)) return new Work(head, false, null, null);
+
+    MergeableTask<?> first = (MergeableTask<?>) head.task;
+    PoolConfig config = pool.config();
+    List<QueuedTask> batch = new ArrayList<>();
+    List<QueuedTask> expired = null;
+    batch.add(head);
+    long bytes = first.sizeBytes();
+    // This worker holds every task of the key and runs none but head, so the key's count less one
+    // bounds the same-key tasks in the queues (a submit racing in may make it one more): stop the
+    // scan once all have been seen.
+    int sameKeyLeft = pool.tasksOf(head.key) - 1;
+    Iterator<QueuedTask> it = queue.iterator();
+    while (sameKeyLeft > 0 && batch.size() < config.maxBatchCount() && it.hasNext()) {
+      QueuedTask next = it.next();
+      if (!next.key.equals(head.key)) continue;
+      sameKeyLeft--;
+      if (nowMs > next.deadlineMs) {
+        it.remove();
+        if (expired == null) expired = new ArrayList<>();
+        expired.add(next);
+        continue;
+      }
+      if (!(next.task instanceof MergeableTask) || !first.canMergeWith(next.task)) break;
+      long size = ((MergeableTask<?>) next.task).sizeBytes();
+      if (bytes + size > config.maxBatchBytes()) break;
+      it.remove();
+      batch.add(next);
+      bytes += size;
+    }
+    return new Work(head, false, batch, expired);
+  }
+
+  private void serve(Work work) {
+    long startNanos = pool.nowNanos();
+    PoolMetrics metrics = pool.metrics();
+    running = true;
+    busy.busy(startNanos);
+    try {
+      if (work.expiredBehind != null) {
+        for (QueuedTask task : work.expiredBehind) expire(task, startNanos);
+      }
+      if (work.headExpired) {
+        expire(work.head, startNanos);
+      } else if (work.batch != null) {
+        runBatch(work.batch, startNanos);
+      } else {
+        run(work.head, startNanos);
+      }
+    } finally {
+      long endNanos = pool.nowNanos();
+      if (!work.headExpired) metrics.service.update(Math.max(0, endNanos - startNanos), TimeUnit.NANOSECONDS);
+      busy.idle(endNanos);
+      running = false;
+      // only now may the key move to another worker: its tasks here are all answered
+      pool.release(work.head.key, work.size());
+    }
+  }
+
+  private void expire(QueuedTask task, long startNanos) {
+    recordWait(task, startNanos);
+    pool.metrics().expired.mark();
+    try {
+      task.task.expire();
+    } catch (Throwable t) {
+      LOG.warn("worker {}: expire() of task {} threw", id, task.task, t);
+    }
+  }
+
+  private void run(QueuedTask task, long startNanos) {
+    recordWait(task, startNanos);
+    try {
+      task.task.run();
+    } catch (Throwable t) {
+      fail(task, t);
+    }
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void runBatch(List<QueuedTask> batch, long startNanos) {
+    List tasks = new ArrayList<>(batch.size());
+    for (QueuedTask task : batch) {
+      recordWait(task, startNanos);
+      tasks.add(task.task);
+    }
+    pool.metrics().batchSize.update(batch.size());
+    try {
+      ((MergeableTask) batch.get(0).task).runBatch(tasks);
+    } catch (Throwable t) {
+      for (QueuedTask task : batch) fail(task, t);
+    }
+  }
+
+  private void fail(QueuedTask task, Throwable cause) {
+    pool.metrics().failed.mark();
+    LOG.debug("worker {}: task {} failed", id, task.task, cause);
+    failQuietly(task.task, cause);
+  }
+
+  /** Calls {@code task.fail(cause)}, logging what it throws: one bad task never stops a worker. */
+  static void failQuietly(Task task, Throwable cause) {
+    try {
+      task.fail(cause);
+    } catch (Throwable t) {
+      LOG.warn("fail() of task {} threw", task, t);
+    }
+  }
+
+  private void recordWait(QueuedTask task, long startNanos) {
+    pool.metrics().queueWait.update(Math.max(0, startNanos - task.submittedNanos), TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public String toString() {
+    return "Worker{id=" + id + ", waiting=" + waiting + ", running=" + running + "}";
+  }
+}

@@ -1,0 +1,45 @@
+package io.talos.server.scheduling;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A clock that moves only when told, in ns. Thread-safe. */
+final class ManualClock extends Clock {
+  private final AtomicLong nanos;
+
+  ManualClock(long startMs) {
+    this.nanos = new AtomicLong(startMs * 1_000_000L);
+  }
+
+  void advanceMs(long ms) {
+    nanos.addAndGet(ms * 1_000_000L);
+  }
+
+  void advanceNanos(long ns) {
+    nanos.addAndGet(ns);
+  }
+
+  @Override
+  public long millis() {
+    return nanos.get() / 1_000_000L;
+  }
+
+  @Override
+  public Instant instant() {
+    long now = nanos.get();
+    return Instant.ofEpochSecond(now / 1_000_000_000L, now % 1_000_000_000L);
+  }
+
+  @Override
+  public ZoneId getZone() {
+    return ZoneOffset.UTC;
+  }
+
+  @Override
+  public Clock withZone(ZoneId zone) {
+    throw new UnsupportedOperationException();
+  }
+}
