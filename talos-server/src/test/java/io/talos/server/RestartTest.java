@@ -98,6 +98,37 @@ class RestartTest {
   }
 
   @Test
+  void tornTailWrittenOnPurposeIsCutBackAndThePartitionStaysWritable(@TempDir Path dir) throws Exception {
+    TopicTalosResourceName trn;
+    try (TalosServer server = TestServers.start(dir)) {
+      RawApi api = api(server);
+      trn = api.createTopic("torn", 1);
+      TopicAndPartition tap = new TopicAndPartition("torn", trn, 0);
+      for (int i = 0; i < 20; i++) api.put(tap, List.of("m" + (2 * i), "m" + (2 * i + 1)));
+    }
+    // A crash mid-write: half of a record's bytes, then garbage, after the last whole record.
+    Path newest;
+    try (var files = Files.walk(dir.resolve("log"))) {
+      newest = files.filter(f -> f.toString().endsWith(".log")).filter(f -> f.toFile().length() > 0)
+          .max(java.util.Comparator.naturalOrder()).orElseThrow();
+    }
+    byte[] whole = Files.readAllBytes(newest);
+    byte[] torn = java.util.Arrays.copyOf(whole, whole.length + 37);
+    System.arraycopy(whole, 0, torn, whole.length, 30);
+    Files.write(newest, torn);
+
+    try (TalosServer server = TestServers.start(dir)) {
+      RawApi api = api(server);
+      TopicAndPartition tap = new TopicAndPartition("torn", trn, 0);
+      SortedMap<Long, String> all = api.readAll(tap, 0);
+      assertEquals(40, all.size());
+      for (long o = 0; o < 40; o++) assertEquals("m" + o, all.get(o));
+      assertEquals(40, api.put(tap, List.of("after")));
+      assertEquals("after", api.readAll(tap, 40).get(40L));
+    }
+  }
+
+  @Test
   void killDashNineLosesNoAcknowledgedMessage(@TempDir Path dir) throws Exception {
     Path log = dir.resolve("server.log");
     Process child = startChild(dir.resolve("data"), log);

@@ -1,0 +1,108 @@
+package io.talos.server.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.talos.common.auth.GalaxySigner;
+import io.talos.server.auth.Authenticator.AuthenticationException;
+import io.talos.server.metadata.Credential;
+import io.talos.server.metadata.MvStoreMetadataStore;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AuthenticatorTest {
+  private static final long NOW_SECS = 1_763_800_000L;
+  @TempDir
+  Path dir;
+  MvStoreMetadataStore store;
+  Authenticator authenticator;
+
+  @BeforeEach
+  void open() {
+    store = MvStoreMetadataStore.open(dir);
+    store.putCredentialIfAbsent(new Credential("TKID", "secret", "alice", false));
+    authenticator = new Authenticator(store, Clock.fixed(Instant.ofEpochSecond(NOW_SECS), ZoneOffset.UTC), 60_000);
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+  }
+
+  /** Headers as the SDK sends them, the MD5 hex-encoded the SDK's way (leading zeros dropped). */
+  private static Map<String, List<String>> headers(byte[] body, long epochSecs) throws Exception {
+    Map<String, List<String>> h = new LinkedHashMap<>();
+    h.put("Content-Type", List.of("application/x-thrift-compact"));
+    h.put("X-Xiaomi-Timestamp", List.of(Long.toString(epochSecs)));
+    h.put("x-xiaomi-date", List.of("Sat, 22 Nov 2025 08:26:40 GMT"));
+    h.put("X-Xiaomi-Content-MD5", List.of(new BigInteger(1, MessageDigest.getInstance("MD5").digest(body)).toString(16)));
+    return h;
+  }
+
+  private static void sign(Map<String, List<String>> h, String scheme, String keyId, String secret) {
+    h.put("Authorization", List.of(scheme + " " + keyId + ":"
+        + GalaxySigner.sign(secret, GalaxySigner.stringToSign("POST", "/v1/api/topic", "id=1&type=x", h))));
+  }
+
+  /** A body whose MD5 starts with a zero byte, so the SDK's hex string is shorter than 32. */
+  private static byte[] bodyWithShortMd5() throws Exception {
+    for (int i = 0; ; i++) {
+      byte[] body = ("body" + i).getBytes(StandardCharsets.UTF_8);
+      if (MessageDigest.getInstance("MD5").digest(body)[0] == 0) return body;
+    }
+  }
+
+  @Test
+  void acceptsSdkRequestsWithV2AndV3AndShortMd5() throws Exception {
+    byte[] body = bodyWithShortMd5();
+    for (String scheme : List.of("Galaxy-V2", "Galaxy-V3")) {
+      Map<String, List<String>> h = headers(body, NOW_SECS - 30);
+      sign(h, scheme, "TKID", "secret");
+      assertTrue(h.get("X-Xiaomi-Content-MD5").get(0).length() < 32);
+      assertEquals("alice", authenticator.authenticate("POST", "/v1/api/topic", "id=1&type=x", h, body, body.length).ownerId());
+    }
+  }
+
+  @Test
+  void refusesWithTheRightStatus() throws Exception {
+    byte[] body = "b".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> wrongSecret = headers(body, NOW_SECS);
+    sign(wrongSecret, "Galaxy-V3", "TKID", "nope");
+    assertEquals(401, status(wrongSecret, body));
+    Map<String, List<String>> unknownKey = headers(body, NOW_SECS);
+    sign(unknownKey, "Galaxy-V3", "OTHER", "secret");
+    assertEquals(401, status(unknownKey, body));
+    Map<String, List<String>> scheme = headers(body, NOW_SECS);
+    sign(scheme, "OAuth", "TKID", "secret");
+    assertEquals(401, status(scheme, body));
+    Map<String, List<String>> skewed = headers(body, NOW_SECS - 61);
+    sign(skewed, "Galaxy-V3", "TKID", "secret");
+    assertEquals(412, status(skewed, body));
+    Map<String, List<String>> tampered = headers(body, NOW_SECS);
+    sign(tampered, "Galaxy-V3", "TKID", "secret");
+    byte[] other = "c".getBytes(StandardCharsets.UTF_8);
+    assertEquals(401, status(tampered, other));
+    Map<String, List<String>> wrongPath = headers(body, NOW_SECS);
+    sign(wrongPath, "Galaxy-V3", "TKID", "secret");
+    assertThrows(AuthenticationException.class,
+        () -> authenticator.authenticate("POST", "/v1/api/message", "id=1&type=x", wrongPath, body, body.length));
+  }
+
+  private int status(Map<String, List<String>> h, byte[] body) {
+    return assertThrows(AuthenticationException.class,
+        () -> authenticator.authenticate("POST", "/v1/api/topic", "id=1&type=x", h, body, body.length)).httpStatus();
+  }
+}
