@@ -44,6 +44,14 @@ public final class ServerConfig extends TalosConfig {
   public static final String GET_MAX_MESSAGES = "message.get.max.messages";
   public static final String GET_MAX_BYTES = "message.get.max.bytes";
 
+  public static final String SCHEDULING_WORKERS = "scheduling.workers";
+  public static final String SCHEDULING_SELECTOR = "scheduling.selector";
+  public static final String SCHEDULING_MAX_WAITING_TASKS = "scheduling.max.waiting.tasks";
+  public static final String SCHEDULING_PRIORITY_CLASSES = "scheduling.priority.classes";
+  public static final String SCHEDULING_BATCH_MAX_COUNT = "scheduling.batch.max.count";
+  public static final String SCHEDULING_BATCH_MAX_BYTES = "scheduling.batch.max.bytes";
+  public static final String SCHEDULING_DEADLINE_DEFAULT_MS = "scheduling.deadline.default.ms";
+
   public static final String CONSUMER_LOCK_TTL_MS = "consumer.lock.ttl.ms";
 
   public static final String HADOOP_PREFIX = "hadoop.";
@@ -103,11 +111,34 @@ public final class ServerConfig extends TalosConfig {
           "Most messages one getMessage answers with, whatever the client asks.")
       .define(GET_MAX_BYTES, Type.INT, 8 * 1024 * 1024, Validator.atLeast(1024),
           "Most payload bytes one getMessage answers with (at least one block is always returned).")
+      .section("Request scheduling")
+      .define(SCHEDULING_WORKERS, Type.INT, 8, Validator.between(1, 1024),
+          "Task-pool workers serving puts and gets (Jetty threads only parse and authenticate).")
+      .define(SCHEDULING_SELECTOR, Type.STRING, "least-loaded", Validator.oneOf("least-loaded", "hashed"),
+          "least-loaded: a partition's tasks go to the worker already serving it, else the worker with the fewest waiting tasks (ties: lowest id); hashed: each partition to a fixed worker (the old model).")
+      .define(SCHEDULING_MAX_WAITING_TASKS, Type.INT, 10_000, Validator.between(1, 10_000_000),
+          "Most put/get tasks waiting in the whole server; beyond it requests are refused at once with EXCESSIVE_PENDING_MESSAGE (retriable).")
+      .define(SCHEDULING_PRIORITY_CLASSES, Type.STRING, "admin,put,get", priorityClasses(),
+          "Priority classes, served first to last, FIFO within a class; must name put and get.")
+      .define(SCHEDULING_BATCH_MAX_COUNT, Type.INT, 64, Validator.between(1, 100_000),
+          "Group commit: most waiting puts of one partition appended with one write and one flush.")
+      .define(SCHEDULING_BATCH_MAX_BYTES, Type.LONG, 4L * 1024 * 1024, Validator.between(1, 1L << 31),
+          "Group commit: most payload bytes in one batched append (a single larger put still goes alone).")
+      .define(SCHEDULING_DEADLINE_DEFAULT_MS, Type.LONG, 10_000L, Validator.atLeast(1),
+          "Deadline of a put/get that carries no timeoutTimestamp; a task dequeued after its deadline is answered REQUEST_PROCESS_TIMEOUT without touching storage.")
       .section("Consumer groups")
       .define(CONSUMER_LOCK_TTL_MS, Type.LONG, 30_000L, Validator.atLeast(100),
           "A consumer worker's registration and partition locks expire this long after its last renewal, in ms.")
       .definePrefix(HADOOP_PREFIX,
           "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).");
+
+  private static Validator priorityClasses() {
+    return v -> {
+      java.util.List<String> classes = java.util.Arrays.asList(v.toString().split(","));
+      return classes.contains("put") && classes.contains("get") && new java.util.HashSet<>(classes).size() == classes.size()
+          ? null : "must be distinct comma-separated names including put and get";
+    };
+  }
 
   public ServerConfig(Properties props) {
     super(DEF, props);

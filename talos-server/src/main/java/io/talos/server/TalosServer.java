@@ -10,6 +10,9 @@ import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.ops.OpsHandler;
+import io.talos.server.scheduling.PoolConfig;
+import io.talos.server.scheduling.TaskPool;
+import io.talos.server.scheduling.WorkerSelector;
 import io.talos.server.service.ConsumerServiceHandler;
 import io.talos.server.service.MessageBlockValidator;
 import io.talos.server.service.MessageServiceHandler;
@@ -60,6 +63,7 @@ public final class TalosServer implements AutoCloseable {
   private final MetadataStore metadata;
   private final PartitionLogs logs;
   private final Server jetty;
+  private final TaskPool pool;
   private final ScheduledExecutorService maintenance;
   private final AdminCredentials.Result admin;
   private volatile boolean closed;
@@ -69,6 +73,7 @@ public final class TalosServer implements AutoCloseable {
     java.nio.file.Files.createDirectories(config.dataDir());
     MetadataStore store = MvStoreMetadataStore.open(config.metadataDir());
     PartitionLogs partitionLogs = null;
+    TaskPool taskPool = null;
     Server server = null;
     ScheduledExecutorService scheduler = null;
     try {
@@ -77,18 +82,19 @@ public final class TalosServer implements AutoCloseable {
       deleteOrphanLogs(store, partitionLogs);
 
       Topics topics = new Topics(store);
+      MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
+          new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
+              config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
+              config.getInt(ServerConfig.MESSAGE_MAX_BYTES)),
+          config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES));
+      taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
       Map<String, ApiHandler.Service> services = Map.of(
           "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
               new TopicServiceHandler(topics, partitionLogs, clock, config.getInt(ServerConfig.TOPIC_PARTITIONS_MAX),
                   config.getInt(ServerConfig.TOPIC_RETENTION_SECS_DEFAULT),
                   config.getInt(ServerConfig.TOPIC_RETENTION_SECS_MIN)), metrics),
               new TopicService.Processor<>(null).getProcessMapView()),
-          "message", new ApiHandler.Service(ErrorBoundary.wrap(MessageService.Iface.class,
-              new MessageServiceHandler(topics, partitionLogs, clock,
-                  new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
-                      config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
-                      config.getInt(ServerConfig.MESSAGE_MAX_BYTES)),
-                  config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES)), metrics),
+          "message", new ApiHandler.Service(ErrorBoundary.wrap(MessageService.Iface.class, messageHandler, metrics),
               new MessageService.Processor<>(null).getProcessMapView()),
           "consumer", new ApiHandler.Service(ErrorBoundary.wrap(ConsumerService.Iface.class,
               new ConsumerServiceHandler(topics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
@@ -109,7 +115,7 @@ public final class TalosServer implements AutoCloseable {
       connector.setPort(config.getInt(ServerConfig.PORT));
       server.addConnector(connector);
       server.setHandler(new Handler.Sequence(
-          new ApiHandler(services, authenticator, clock, maxRequest, metrics),
+          new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool, messageHandler),
           new OpsHandler(metrics),
           new NotFoundHandler()));
       server.start();
@@ -131,6 +137,7 @@ public final class TalosServer implements AutoCloseable {
           e.addSuppressed(suppressed);
         }
       }
+      if (taskPool != null) taskPool.close();
       if (partitionLogs != null) partitionLogs.close();
       store.close();
       throw e;
@@ -138,6 +145,7 @@ public final class TalosServer implements AutoCloseable {
     this.metadata = store;
     this.logs = partitionLogs;
     this.jetty = server;
+    this.pool = taskPool;
     this.maintenance = scheduler;
   }
 
@@ -179,6 +187,18 @@ public final class TalosServer implements AutoCloseable {
         logs.deleteTopic(resourceName);
       }
     }
+  }
+
+  static PoolConfig poolConfig(ServerConfig config) {
+    return PoolConfig.builder()
+        .workers(config.getInt(ServerConfig.SCHEDULING_WORKERS))
+        .selector(WorkerSelector.named(config.getString(ServerConfig.SCHEDULING_SELECTOR)))
+        .maxWaitingTasks(config.getInt(ServerConfig.SCHEDULING_MAX_WAITING_TASKS))
+        .priorityClasses(config.getString(ServerConfig.SCHEDULING_PRIORITY_CLASSES).split(","))
+        .maxBatchCount(config.getInt(ServerConfig.SCHEDULING_BATCH_MAX_COUNT))
+        .maxBatchBytes(config.getLong(ServerConfig.SCHEDULING_BATCH_MAX_BYTES))
+        .defaultDeadlineMs(config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS))
+        .build();
   }
 
   private void runRetention(MetadataStore store, PartitionLogs partitionLogs) {
@@ -226,6 +246,9 @@ public final class TalosServer implements AutoCloseable {
   public synchronized void close() {
     if (closed) return;
     closed = true;
+    // The pool first: waiting tasks are answered "shutting down, retry" and running ones finish,
+    // so Jetty's stop finds no request still waiting for a worker.
+    pool.close();
     try {
       jetty.stop();
     } catch (Exception e) {

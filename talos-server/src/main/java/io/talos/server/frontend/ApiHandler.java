@@ -5,7 +5,13 @@ import com.codahale.metrics.Timer;
 import io.talos.common.auth.GalaxySigner;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.Authenticator.AuthenticationException;
+import io.talos.common.errors.TalosErrors;
 import io.talos.server.metadata.Credential;
+import io.talos.server.scheduling.Admission;
+import io.talos.server.scheduling.TaskPool;
+import io.talos.server.scheduling.TaskPoolClosedException;
+import io.talos.server.service.MessageServiceHandler;
+import io.talos.thrift.ErrorCode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -30,8 +36,11 @@ import org.slf4j.LoggerFactory;
  * with one TCompactProtocol message as the body, exactly as the Talos SDK calls it.
  *
  * <p>Request path: check method and path (405 / 404), bound the body (413), authenticate (401 /
- * 412 with the server's {@code X-Xiaomi-Timestamp}), decode and dispatch the call (400 when the
- * body is not a well-formed call), answer {@code 200 application/x-thrift} with the Thrift reply.
+ * 412 with the server's {@code X-Xiaomi-Timestamp}), decode the call (400 when the body is not a
+ * well-formed call). putMessage and getMessage are then handed to the {@link TaskPool} and the
+ * Jetty thread is free: the response completes when a pool worker has served the call. Other
+ * calls (admin, consumer groups: metadata operations) run on the Jetty thread. Either way the
+ * answer is {@code 200 application/x-thrift} with the Thrift reply.
  * Error bodies are one line of plain text saying what was wrong.
  *
  * <p>Thread-safe; runs on Jetty's request threads.
@@ -48,13 +57,22 @@ public final class ApiHandler extends Handler.Abstract {
   private final Clock clock;
   private final int maxRequestBytes;
   private final MetricRegistry metrics;
+  private final TaskPool pool;
+  private final MessageServiceHandler messages;
+  private final int putPriority;
+  private final int getPriority;
 
   /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
    *     already wrapped in an {@link ErrorBoundary}, with the generated processor's function map
    */
+  /**
+   * @param pool serves putMessage and getMessage (the Jetty thread only parses and
+   *     authenticates); every other call runs on the Jetty thread
+   * @param messages the message service itself, for batched puts (group commit)
+   */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
-      int maxRequestBytes, MetricRegistry metrics) {
+      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, MessageServiceHandler messages) {
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes)));
     this.dispatchers = Map.copyOf(d);
@@ -62,6 +80,10 @@ public final class ApiHandler extends Handler.Abstract {
     this.clock = clock;
     this.maxRequestBytes = maxRequestBytes;
     this.metrics = metrics;
+    this.pool = pool;
+    this.messages = messages;
+    this.putPriority = pool.config().priorityOf("put");
+    this.getPriority = pool.config().priorityOf("get");
   }
 
   /** A service implementation and its generated {@code Processor.getProcessMapView()}. */
@@ -115,14 +137,32 @@ public final class ApiHandler extends Handler.Abstract {
     String agent = request.getHeaders().get(HttpHeader.USER_AGENT);
     RequestContext ctx = new RequestContext(credential,
         agent != null && agent.startsWith(TALOS_CLIENT_AGENT), queryParam(query, "id"));
-    byte[] reply;
     String method = queryParam(query, "type");
-    try (Timer.Context ignored = metrics.timer("requests." + path.substring(API_PREFIX.length())
-        + "." + (method == null ? "unknown" : method)).time()) {
-      reply = dispatcher.dispatch(body, body.length, method, ctx);
+    ThriftDispatcher.Call call;
+    try {
+      call = dispatcher.decode(body, body.length, method);
     } catch (ThriftDispatcher.MalformedRequestException e) {
       return error(response, callback, 400, e.getMessage());
     }
+    String service = path.substring(API_PREFIX.length());
+    Timer.Context timer = metrics.timer("requests." + service + "." + call.method()).time();
+    if (service.equals("message") && (call.method().equals("putMessage") || call.method().equals("getMessage"))) {
+      PendingReply pending = new PendingReply(response, callback, timer);
+      io.talos.server.scheduling.Task task = call.method().equals("putMessage")
+          ? new PutTask(messages, call, ctx, pending, metrics, putPriority)
+          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority);
+      Admission admission = pool.submit(task);
+      if (!admission.accepted()) {
+        // Refused fast, never queued: the client retries later (or elsewhere).
+        task.fail(admission == Admission.REJECTED_FULL
+            ? TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server has " + pool.config().maxWaitingTasks()
+                + " requests waiting (scheduling.max.waiting.tasks); retry later")
+            : new TaskPoolClosedException());
+      }
+      return true;
+    }
+    byte[] reply = dispatcher.execute(call, ctx);
+    timer.stop();
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(reply), callback);

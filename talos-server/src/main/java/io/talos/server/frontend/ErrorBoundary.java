@@ -3,6 +3,7 @@ package io.talos.server.frontend;
 import com.codahale.metrics.MetricRegistry;
 import io.talos.common.errors.ErrorCodes;
 import io.talos.server.metadata.MetadataException;
+import io.talos.server.scheduling.TaskPoolClosedException;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import java.io.IOException;
@@ -44,14 +45,22 @@ public final class ErrorBoundary implements InvocationHandler {
     try {
       return method.invoke(target, args);
     } catch (InvocationTargetException e) {
-      GalaxyTalosException error = toWire(method.getName(), e.getCause());
-      metrics.meter("errors." + error.getErrorCode()).mark();
-      RequestContext ctx = RequestContext.current();
-      if (!ctx.talosClient()) {
-        error = error.deepCopy().setErrorCode(ErrorCodes.forLegacyClient(error.getErrorCode()));
-      }
-      throw error;
+      throw answer(method.getName(), e.getCause(), metrics, RequestContext.current());
     }
+  }
+
+  /**
+   * The wire error to answer {@code cause} with, for the caller of {@code ctx}: counted, logged
+   * once, mapped to SDK 2.0.2 codes for clients that are not ours. Also used where calls do not
+   * go through a proxy (batched puts run by the task pool).
+   */
+  public static GalaxyTalosException answer(String method, Throwable cause, MetricRegistry metrics, RequestContext ctx) {
+    GalaxyTalosException error = toWire(method, cause);
+    metrics.meter("errors." + error.getErrorCode()).mark();
+    if (!ctx.talosClient()) {
+      error = error.deepCopy().setErrorCode(ErrorCodes.forLegacyClient(error.getErrorCode()));
+    }
+    return error;
   }
 
   private static GalaxyTalosException toWire(String method, Throwable cause) {
@@ -63,7 +72,12 @@ public final class ErrorBoundary implements InvocationHandler {
     }
     ErrorCode code;
     String message;
-    if (cause instanceof IOException) {
+    if (cause instanceof TaskPoolClosedException) {
+      code = ErrorCode.PARTITION_NOT_SERVING;
+      message = "the server is shutting down and did not serve this request; retry: " + cause.getMessage();
+      LOG.debug("{} answered {}: {}", method, code, message);
+      return new GalaxyTalosException().setErrorCode(code).setErrMsg(message);
+    } else if (cause instanceof IOException) {
       code = ErrorCode.HDFS_OPERATION_FAILED;
       message = "storage operation failed, retry later: " + cause.getMessage();
     } else if (cause instanceof MetadataException) {

@@ -21,11 +21,12 @@ public record RequestContext(Credential credential, boolean talosClient, String 
     return ctx;
   }
 
-  static void bind(RequestContext ctx) {
+  /** Binds {@code ctx} to this thread until {@link #unbind()}; the task pool's workers use it too. */
+  public static void bind(RequestContext ctx) {
     CURRENT.set(ctx);
   }
 
-  static void unbind() {
+  public static void unbind() {
     CURRENT.remove();
   }
 }

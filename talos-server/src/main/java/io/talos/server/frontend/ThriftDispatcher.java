@@ -49,23 +49,26 @@ final class ThriftDispatcher {
     }
   }
 
+  /** A decoded call: the method's function, its argument struct, the message header. */
+  @SuppressWarnings("rawtypes")
+  record Call(ProcessFunction function, TBase args, TMessage message) {
+    String method() {
+      return message.name;
+    }
+  }
+
   /**
    * @param expectedMethod the method named by the request's {@code type} query parameter, or null
-   * @return the encoded reply message
    */
-  @SuppressWarnings({"rawtypes", "unchecked"})
-  byte[] dispatch(byte[] body, int length, String expectedMethod, RequestContext ctx)
-      throws MalformedRequestException {
-    TMessage message;
-    TBase args;
-    ProcessFunction fn;
+  @SuppressWarnings("rawtypes")
+  Call decode(byte[] body, int length, String expectedMethod) throws MalformedRequestException {
     try {
       TProtocol in = new TCompactProtocol(new TMemoryInputTransport(configuration, body, 0, length));
-      message = in.readMessageBegin();
+      TMessage message = in.readMessageBegin();
       if (message.type != TMessageType.CALL && message.type != TMessageType.ONEWAY) {
         throw new MalformedRequestException("Thrift message type " + message.type + " is not a call");
       }
-      fn = functions.get(message.name);
+      ProcessFunction fn = functions.get(message.name);
       if (fn == null) {
         throw new MalformedRequestException("unknown method '" + message.name + "' of " + serviceName
             + "; known: " + String.join(", ", new java.util.TreeSet<>(functions.keySet())));
@@ -74,25 +77,36 @@ final class ThriftDispatcher {
         throw new MalformedRequestException("query parameter type=" + expectedMethod
             + " does not match the Thrift method '" + message.name + "'");
       }
-      args = fn.getEmptyArgsInstance();
+      TBase args = fn.getEmptyArgsInstance();
       args.read(in);
       in.readMessageEnd();
+      return new Call(fn, args, message);
     } catch (TException | RuntimeException e) {
       throw new MalformedRequestException("corrupt Thrift compact body for " + serviceName + ": " + e);
     }
+  }
 
+  /** Runs a decoded call on this thread, with {@code ctx} bound, and encodes the reply. */
+  @SuppressWarnings({"rawtypes", "unchecked"})
+  byte[] execute(Call call, RequestContext ctx) {
     TBase result;
     RequestContext.bind(ctx);
     try {
-      result = fn.getResult(service, args);
+      result = call.function().getResult(service, call.args());
     } catch (TException e) {
       // Only undeclared exceptions get here; the ErrorBoundary prevents them.
-      return encode(new TMessage(message.name, TMessageType.EXCEPTION, message.seqid),
+      return encode(new TMessage(call.method(), TMessageType.EXCEPTION, call.message().seqid),
           new TApplicationException(TApplicationException.INTERNAL_ERROR, e.getMessage()));
     } finally {
       RequestContext.unbind();
     }
-    return encode(new TMessage(message.name, TMessageType.REPLY, message.seqid), result);
+    return reply(call, result);
+  }
+
+  /** Encodes {@code result} (the method's generated {@code *_result} struct) as the call's reply. */
+  @SuppressWarnings("rawtypes")
+  static byte[] reply(Call call, TBase result) {
+    return encode(new TMessage(call.method(), TMessageType.REPLY, call.message().seqid), result);
   }
 
   @SuppressWarnings("rawtypes")

@@ -66,6 +66,23 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
 
   @Override
   public PutMessageResponse putMessage(PutMessageRequest request) throws GalaxyTalosException {
+    PreparedPut put = preparePut(request);
+    return put.response(appendAll(put.log(), List.of(put))[0]);
+  }
+
+  /**
+   * A validated put, ready to append: its partition log, its blocks and the response to send.
+   * Nothing has been written.
+   */
+  public record PreparedPut(TopicRecord topic, int partitionId, PartitionLog log, List<BlockToAppend> blocks,
+      String sequenceId) {
+    public PutMessageResponse response(long firstOffset) {
+      return new PutMessageResponse(sequenceId).setStartMessageOffset(firstOffset);
+    }
+  }
+
+  /** Validates a put and resolves its partition log, without writing anything. */
+  public PreparedPut preparePut(PutMessageRequest request) throws GalaxyTalosException {
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     TopicRecord topic = topics.partition(request.getTopicAndPartition());
     List<MessageBlock> blocks = request.getMessageBlocks();
@@ -97,17 +114,40 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       throw TalosErrors.invalidParams("messageNumber " + request.getMessageNumber()
           + " differs from the " + total + " messages the blocks hold");
     }
-    PartitionLog log = log(topic, request.getTopicAndPartition().getPartitionId());
+    int partition = request.getTopicAndPartition().getPartitionId();
+    return new PreparedPut(topic, partition, log(topic, partition), toAppend,
+        request.getSequenceId() == null ? "" : request.getSequenceId());
+  }
+
+  /**
+   * Appends several prepared puts of one partition log in one write and one flush (group
+   * commit), in the given order.
+   *
+   * @return the first offset of each put, in the same order
+   * @throws GalaxyTalosException HDFS_OPERATION_FAILED if the append failed: none of the puts is
+   *     stored (the log's contract), none may be acknowledged
+   */
+  public long[] appendAll(PartitionLog log, List<PreparedPut> puts) throws GalaxyTalosException {
+    List<BlockToAppend> all = new ArrayList<>();
+    for (PreparedPut put : puts) {
+      if (put.log() != log) throw new IllegalArgumentException("puts of different partitions in one append");
+      all.addAll(put.blocks());
+    }
     long first;
     try {
-      first = log.append(toAppend, clock.millis());
+      first = log.append(all, clock.millis());
     } catch (IOException e) {
-      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition "
-          + request.getTopicAndPartition().getPartitionId() + " of topic '" + topic.name()
-          + "' failed and was not acknowledged; retry: " + e.getMessage());
+      PreparedPut p = puts.get(0);
+      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition " + p.partitionId()
+          + " of topic '" + p.topic().name() + "' failed and was not acknowledged; retry: " + e.getMessage());
     }
-    return new PutMessageResponse(request.getSequenceId() == null ? "" : request.getSequenceId())
-        .setStartMessageOffset(first);
+    long[] firsts = new long[puts.size()];
+    long next = first;
+    for (int i = 0; i < puts.size(); i++) {
+      firsts[i] = next;
+      for (BlockToAppend b : puts.get(i).blocks()) next += b.messageCount();
+    }
+    return firsts;
   }
 
   @Override

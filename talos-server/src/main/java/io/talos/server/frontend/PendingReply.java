@@ -1,0 +1,37 @@
+package io.talos.server.frontend;
+
+import com.codahale.metrics.Timer;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The HTTP response of a request whose call is served later, on a task-pool worker. Completing it
+ * writes the Thrift reply and ends the request; only the first completion counts, so a task that
+ * is answered twice by mistake (a batch failure after a partial answer) can never corrupt a
+ * response. Thread-safe.
+ */
+final class PendingReply {
+  private final Response response;
+  private final Callback callback;
+  private final Timer.Context timer;
+  private final AtomicBoolean done = new AtomicBoolean();
+
+  PendingReply(Response response, Callback callback, Timer.Context timer) {
+    this.response = response;
+    this.callback = callback;
+    this.timer = timer;
+  }
+
+  /** @return false if the reply had been sent already (this one is dropped) */
+  boolean complete(byte[] thriftReply) {
+    if (!done.compareAndSet(false, true)) return false;
+    timer.stop();
+    response.setStatus(200);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, ApiHandler.THRIFT_CONTENT_TYPE);
+    response.write(true, ByteBuffer.wrap(thriftReply), callback);
+    return true;
+  }
+}

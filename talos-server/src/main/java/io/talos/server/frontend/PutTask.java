@@ -1,0 +1,140 @@
+package io.talos.server.frontend;
+
+import com.codahale.metrics.MetricRegistry;
+import io.talos.common.errors.TalosErrors;
+import io.talos.server.scheduling.MergeableTask;
+import io.talos.server.scheduling.Task;
+import io.talos.server.service.MessageServiceHandler;
+import io.talos.server.service.MessageServiceHandler.PreparedPut;
+import io.talos.server.storage.PartitionLog;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.MessageBlock;
+import io.talos.thrift.MessageService;
+import io.talos.thrift.PutMessageRequest;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A putMessage call served by a pool worker, mergeable with the puts of the same partition
+ * waiting behind it (group commit): a batch validates each put on its own (a bad put fails alone),
+ * appends all valid ones with one write and one flush, and acknowledges each with its own
+ * offsets, or fails all of them if the append failed (then none is stored).
+ *
+ * <p>Not thread-safe; the pool runs each batch once on one thread.
+ */
+final class PutTask implements MergeableTask<PutTask> {
+  private final MessageServiceHandler handler;
+  private final ThriftDispatcher.Call call;
+  private final PutMessageRequest request;
+  private final RequestContext ctx;
+  private final PendingReply reply;
+  private final MetricRegistry metrics;
+  private final PartitionKey key;
+  private final int priority;
+  private final long deadlineMs;
+  private final long sizeBytes;
+
+  PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
+      MetricRegistry metrics, int priority) {
+    this.handler = handler;
+    this.call = call;
+    this.request = ((MessageService.putMessage_args) call.args()).getRequest();
+    this.ctx = ctx;
+    this.reply = reply;
+    this.metrics = metrics;
+    this.key = request == null || request.getTopicAndPartition() == null ? new PartitionKey("", -1)
+        : new PartitionKey(request.getTopicAndPartition().getTopicName(), request.getTopicAndPartition().getPartitionId());
+    this.priority = priority;
+    this.deadlineMs = request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : NO_DEADLINE;
+    long bytes = 0;
+    if (request != null && request.getMessageBlocks() != null) {
+      for (MessageBlock b : request.getMessageBlocks()) bytes += b.bufferForMessageBlock() == null ? 0 : b.bufferForMessageBlock().remaining();
+    }
+    this.sizeBytes = bytes;
+  }
+
+  @Override
+  public Object key() {
+    return key;
+  }
+
+  @Override
+  public int priority() {
+    return priority;
+  }
+
+  @Override
+  public long deadlineMs() {
+    return deadlineMs;
+  }
+
+  @Override
+  public long sizeBytes() {
+    return sizeBytes;
+  }
+
+  @Override
+  public boolean canMergeWith(Task next) {
+    return next instanceof PutTask;
+  }
+
+  /** Never throws: every task of the batch is answered here, exactly once. */
+  @Override
+  public void runBatch(List<PutTask> batch) {
+    List<PutTask> valid = new ArrayList<>(batch.size());
+    List<PreparedPut> prepared = new ArrayList<>(batch.size());
+    for (PutTask task : batch) {
+      RequestContext.bind(task.ctx);
+      try {
+        prepared.add(handler.preparePut(task.request));
+        valid.add(task);
+      } catch (Throwable e) {
+        task.fail(e);
+      } finally {
+        RequestContext.unbind();
+      }
+    }
+    // Normally one log; two only if the topic was re-created between the puts of a batch.
+    while (!valid.isEmpty()) {
+      PartitionLog log = prepared.get(0).log();
+      List<PutTask> group = new ArrayList<>();
+      List<PreparedPut> groupPuts = new ArrayList<>();
+      for (int i = 0; i < valid.size(); i++) {
+        if (prepared.get(i).log() == log) {
+          group.add(valid.get(i));
+          groupPuts.add(prepared.get(i));
+        }
+      }
+      try {
+        long[] firsts = handler.appendAll(log, groupPuts);
+        for (int i = 0; i < group.size(); i++) {
+          group.get(i).succeed(groupPuts.get(i).response(firsts[i]));
+        }
+      } catch (Throwable e) {
+        for (PutTask t : group) t.fail(e);
+      }
+      for (int i = valid.size() - 1; i >= 0; i--) {
+        if (prepared.get(i).log() == log) {
+          valid.remove(i);
+          prepared.remove(i);
+        }
+      }
+    }
+  }
+
+  private void succeed(io.talos.thrift.PutMessageResponse response) {
+    reply.complete(ThriftDispatcher.reply(call, new MessageService.putMessage_result().setSuccess(response)));
+  }
+
+  @Override
+  public void expire() {
+    fail(TalosErrors.of(ErrorCode.REQUEST_PROCESS_TIMEOUT, "putMessage waited in the queue past its deadline "
+        + deadlineMs + " and was not written; retry"));
+  }
+
+  @Override
+  public void fail(Throwable cause) {
+    reply.complete(ThriftDispatcher.reply(call, new MessageService.putMessage_result()
+        .setE(ErrorBoundary.answer(call.method(), cause, metrics, ctx))));
+  }
+}
