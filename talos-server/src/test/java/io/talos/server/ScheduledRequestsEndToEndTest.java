@@ -105,7 +105,7 @@ class ScheduledRequestsEndToEndTest {
       GalaxyTalosException e = api.call("message", "putMessage", new MessageService.putMessage_args(expired),
           new MessageService.putMessage_result()).getE();
       assertEquals(ErrorCode.REQUEST_PROCESS_TIMEOUT, e.getErrorCode());
-      assertTrue(e.getErrMsg().contains("was not written"), e.getErrMsg());
+      assertTrue(e.getErrMsg().contains("nothing was written"), e.getErrMsg());
       assertTrue(api.readAll(tap, 0).isEmpty(), "nothing stored");
       assertEquals(1, server.metrics().meter(PoolMetrics.EXPIRED).getCount());
       assertEquals(0, api.put(tap, List.of("in time")), "the partition is untouched and writable");

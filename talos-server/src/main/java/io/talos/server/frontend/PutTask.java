@@ -1,18 +1,18 @@
 package io.talos.server.frontend;
 
 import com.codahale.metrics.MetricRegistry;
-import io.talos.common.errors.TalosErrors;
 import io.talos.server.scheduling.MergeableTask;
 import io.talos.server.scheduling.Task;
 import io.talos.server.service.MessageServiceHandler;
 import io.talos.server.service.MessageServiceHandler.PreparedPut;
 import io.talos.server.storage.PartitionLog;
-import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.MessageBlock;
 import io.talos.thrift.MessageService;
 import io.talos.thrift.PutMessageRequest;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.thrift.TBase;
 
 /**
  * A putMessage call served by a pool worker, mergeable with the puts of the same partition
@@ -22,50 +22,29 @@ import java.util.List;
  *
  * <p>Not thread-safe; the pool runs each batch once on one thread.
  */
-final class PutTask implements MergeableTask<PutTask> {
+final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
   private final MessageServiceHandler handler;
-  private final ThriftDispatcher.Call call;
   private final PutMessageRequest request;
-  private final RequestContext ctx;
-  private final PendingReply reply;
-  private final MetricRegistry metrics;
-  private final PartitionKey key;
-  private final int priority;
-  private final long deadlineMs;
   private final long sizeBytes;
 
   PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority) {
+    this(handler, call, ctx, reply, metrics, priority, ((MessageService.putMessage_args) call.args()).getRequest());
+  }
+
+  private PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
+      MetricRegistry metrics, int priority, PutMessageRequest request) {
+    super(call, ctx, reply, metrics, priority, request == null ? null : request.getTopicAndPartition(),
+        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null);
     this.handler = handler;
-    this.call = call;
-    this.request = ((MessageService.putMessage_args) call.args()).getRequest();
-    this.ctx = ctx;
-    this.reply = reply;
-    this.metrics = metrics;
-    this.key = request == null || request.getTopicAndPartition() == null ? new PartitionKey("", -1)
-        : new PartitionKey(request.getTopicAndPartition().getTopicName(), request.getTopicAndPartition().getPartitionId());
-    this.priority = priority;
-    this.deadlineMs = request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : NO_DEADLINE;
+    this.request = request;
     long bytes = 0;
     if (request != null && request.getMessageBlocks() != null) {
-      for (MessageBlock b : request.getMessageBlocks()) bytes += b.bufferForMessageBlock() == null ? 0 : b.bufferForMessageBlock().remaining();
+      for (MessageBlock b : request.getMessageBlocks()) {
+        bytes += b.bufferForMessageBlock() == null ? 0 : b.bufferForMessageBlock().remaining();
+      }
     }
     this.sizeBytes = bytes;
-  }
-
-  @Override
-  public Object key() {
-    return key;
-  }
-
-  @Override
-  public int priority() {
-    return priority;
-  }
-
-  @Override
-  public long deadlineMs() {
-    return deadlineMs;
   }
 
   @Override
@@ -123,18 +102,11 @@ final class PutTask implements MergeableTask<PutTask> {
   }
 
   private void succeed(io.talos.thrift.PutMessageResponse response) {
-    reply.complete(ThriftDispatcher.reply(call, new MessageService.putMessage_result().setSuccess(response)));
+    reply(new MessageService.putMessage_result().setSuccess(response));
   }
 
   @Override
-  public void expire() {
-    fail(TalosErrors.of(ErrorCode.REQUEST_PROCESS_TIMEOUT, "putMessage waited in the queue past its deadline "
-        + deadlineMs + " and was not written; retry"));
-  }
-
-  @Override
-  public void fail(Throwable cause) {
-    reply.complete(ThriftDispatcher.reply(call, new MessageService.putMessage_result()
-        .setE(ErrorBoundary.answer(call.method(), cause, metrics, ctx))));
+  TBase<?, ?> errorResult(GalaxyTalosException error) {
+    return new MessageService.putMessage_result().setE(error);
   }
 }

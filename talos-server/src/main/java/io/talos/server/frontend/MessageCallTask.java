@@ -1,0 +1,81 @@
+package io.talos.server.frontend;
+
+import com.codahale.metrics.MetricRegistry;
+import io.talos.common.errors.TalosErrors;
+import io.talos.server.scheduling.Task;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GalaxyTalosException;
+import io.talos.thrift.TopicAndPartition;
+import org.apache.thrift.TBase;
+
+/**
+ * What a putMessage or getMessage call served by the task pool has in common: its scheduling key
+ * (the partition the request names), priority and deadline (the request's timeoutTimestamp), the
+ * caller's context, and the pending HTTP reply that an answer completes exactly once.
+ *
+ * <p>Not thread-safe; the pool runs each task once on one thread.
+ */
+abstract class MessageCallTask implements Task {
+  final ThriftDispatcher.Call call;
+  final RequestContext ctx;
+  private final PendingReply reply;
+  private final MetricRegistry metrics;
+  private final PartitionKey key;
+  private final int priority;
+  private final long deadlineMs;
+
+  /**
+   * @param partition the partition the request names (null when it names none: the service
+   *     call then answers the error)
+   * @param timeoutTimestamp the request's deadline, or null
+   */
+  MessageCallTask(ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply, MetricRegistry metrics,
+      int priority, TopicAndPartition partition, Long timeoutTimestamp) {
+    this.call = call;
+    this.ctx = ctx;
+    this.reply = reply;
+    this.metrics = metrics;
+    this.key = partition == null ? new PartitionKey("", -1)
+        : new PartitionKey(partition.getTopicName(), partition.getPartitionId());
+    this.priority = priority;
+    this.deadlineMs = timeoutTimestamp == null ? NO_DEADLINE : timeoutTimestamp;
+  }
+
+  @Override
+  public final Object key() {
+    return key;
+  }
+
+  @Override
+  public final int priority() {
+    return priority;
+  }
+
+  @Override
+  public final long deadlineMs() {
+    return deadlineMs;
+  }
+
+  @Override
+  public final void expire() {
+    fail(TalosErrors.of(ErrorCode.REQUEST_PROCESS_TIMEOUT, call.method() + " waited in the queue past its deadline "
+        + deadlineMs + " and was not served (nothing was written); retry"));
+  }
+
+  @Override
+  public final void fail(Throwable cause) {
+    reply(errorResult(ErrorBoundary.answer(call.method(), cause, metrics, ctx)));
+  }
+
+  /** Sends the encoded reply for this call's {@code *_result} struct. */
+  final void reply(TBase<?, ?> result) {
+    reply.complete(ThriftDispatcher.reply(call, result));
+  }
+
+  final void replyEncoded(byte[] encoded) {
+    reply.complete(encoded);
+  }
+
+  /** This method's {@code *_result} struct carrying {@code error}. */
+  abstract TBase<?, ?> errorResult(GalaxyTalosException error);
+}
