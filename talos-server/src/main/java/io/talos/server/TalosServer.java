@@ -71,6 +71,7 @@ public final class TalosServer implements AutoCloseable {
   private TalosServer(ServerConfig config, Clock clock) throws Exception {
     this.config = config;
     java.nio.file.Files.createDirectories(config.dataDir());
+    createPrivateDirectory(config.metadataDir());
     MetadataStore store = MvStoreMetadataStore.open(config.metadataDir());
     PartitionLogs partitionLogs = null;
     TaskPool taskPool = null;
@@ -147,6 +148,18 @@ public final class TalosServer implements AutoCloseable {
     this.jetty = server;
     this.pool = taskPool;
     this.maintenance = scheduler;
+  }
+
+  /** The metadata store holds the credentials' secret keys: owner-only (0700) when created. */
+  private static void createPrivateDirectory(java.nio.file.Path dir) throws IOException {
+    if (java.nio.file.Files.isDirectory(dir)) return;
+    java.nio.file.Files.createDirectories(dir.toAbsolutePath().getParent());
+    try {
+      java.nio.file.Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+          java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+    } catch (UnsupportedOperationException e) {
+      java.nio.file.Files.createDirectory(dir);
+    }
   }
 
   public static TalosServer start(ServerConfig config) throws Exception {
