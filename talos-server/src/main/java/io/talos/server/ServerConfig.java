@@ -118,8 +118,8 @@ public final class ServerConfig extends TalosConfig {
           "least-loaded: a partition's tasks go to the worker already serving it, else the worker with the fewest waiting tasks (ties: lowest id); hashed: each partition to a fixed worker (the old model).")
       .define(SCHEDULING_MAX_WAITING_TASKS, Type.INT, 10_000, Validator.between(1, 10_000_000),
           "Most put/get tasks waiting in the whole server; beyond it requests are refused at once with EXCESSIVE_PENDING_MESSAGE (retriable).")
-      .define(SCHEDULING_PRIORITY_CLASSES, Type.STRING, "admin,put,get", priorityClasses(),
-          "Priority classes, served first to last, FIFO within a class; must name put and get.")
+      .define(SCHEDULING_PRIORITY_CLASSES, Type.STRING, "put,get", priorityClasses(),
+          "Priority classes of pool tasks (puts and gets), served first to last within a worker, FIFO within a class; must name put and get.")
       .define(SCHEDULING_BATCH_MAX_COUNT, Type.INT, 64, Validator.between(1, 100_000),
           "Group commit: most waiting puts of one partition appended with one write and one flush.")
       .define(SCHEDULING_BATCH_MAX_BYTES, Type.LONG, 4L * 1024 * 1024, Validator.between(1, 1L << 31),
