@@ -103,19 +103,21 @@ public final class ApiHandler extends Handler.Abstract {
       return error(response, callback, 405, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
     }
     long declared = request.getLength();
-    if (declared > maxRequestBytes) {
-      return error(response, callback, 413, "request body of " + declared + " bytes exceeds the limit of "
-          + maxRequestBytes + " bytes (server.request.max.bytes)");
-    }
     byte[] body;
     try (InputStream in = Content.Source.asInputStream(request)) {
+      if (declared > maxRequestBytes) {
+        drain(in);
+        return error(response, callback, 413, "request body of " + declared + " bytes exceeds the limit of "
+            + maxRequestBytes + " bytes (server.request.max.bytes)");
+      }
       body = in.readNBytes(maxRequestBytes + 1);
+      if (body.length > maxRequestBytes) {
+        drain(in);
+        return error(response, callback, 413, "request body exceeds the limit of " + maxRequestBytes
+            + " bytes (server.request.max.bytes)");
+      }
     } catch (IOException e) {
       return error(response, callback, 400, "cannot read the request body: " + e.getMessage());
-    }
-    if (body.length > maxRequestBytes) {
-      return error(response, callback, 413, "request body exceeds the limit of " + maxRequestBytes
-          + " bytes (server.request.max.bytes)");
     }
 
     Map<String, List<String>> headers = new LinkedHashMap<>();
@@ -176,6 +178,17 @@ public final class ApiHandler extends Handler.Abstract {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
     response.write(true, ByteBuffer.wrap((message + "\n").getBytes(StandardCharsets.UTF_8)), callback);
     return true;
+  }
+
+  /**
+   * Reads and discards the rest of a refused body, up to a few times the limit, so that the
+   * client, still sending, gets to read the 413 instead of a connection reset. Beyond that the
+   * connection is closed (Jetty does not reuse a connection with unread content).
+   */
+  private void drain(InputStream in) throws IOException {
+    long budget = 4L * maxRequestBytes;
+    byte[] sink = new byte[64 * 1024];
+    for (int n; budget > 0 && (n = in.read(sink, 0, (int) Math.min(sink.length, budget))) >= 0; ) budget -= n;
   }
 
   static String queryParam(String query, String name) {
