@@ -5,7 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.talos.client.TalosClient;
+import io.talos.client.TalosClientConfig;
+import io.talos.common.config.ConfigException;
+import io.talos.server.ServerConfig;
+import io.talos.server.TalosServer;
+import io.talos.server.TestServers;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +38,7 @@ import org.apache.hadoop.hbase.client.Table;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The {@link MetadataStore} contract on {@link HBaseMetadataStore} against one HBase mini cluster
@@ -285,6 +294,44 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
         Map.of(), 0L, 0);
     assertThrows(MetadataException.class, () -> store.createTopic(sameResource));
     assertEquals(Optional.empty(), store.topic("other"));
+  }
+
+  // ---- selected by the server's configuration ----------------------------------------------
+
+  @Test
+  void aServerWithMetadataStoreHbaseKeepsItsMetadataInHBase(@TempDir Path dataDir)
+      throws Exception {
+    String ns = freshNamespace();
+    String quorum = "127.0.0.1:" + hbase.getConfiguration().get("hbase.zookeeper.property.clientPort");
+    try (TalosServer server = TestServers.start(dataDir,
+        ServerConfig.METADATA_STORE, "hbase",
+        ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, quorum,
+        ServerConfig.METADATA_HBASE_NAMESPACE, ns,
+        "hbase.client.retries.number", "3");
+         TalosClient client = TalosClient.create(TalosClientConfig.builder()
+             .endpoint(server.endpoint().toString())
+             .credentialFile(dataDir.resolve("admin-credential.properties"))
+             .build())) {
+      assertTrue(server.metadata() instanceof HBaseMetadataStore, server.metadata().toString());
+      client.admin().createTopic("orders", 3);
+      // Another node (another store on the same namespace) sees the topic and the credential.
+      try (HBaseMetadataStore other = HBaseMetadataStore.open(clientConf(), ns)) {
+        TopicRecord t = other.topic("orders").orElseThrow();
+        assertEquals(3, t.partitionCount());
+        assertEquals(Optional.of(server.adminCredential()),
+            other.credential(server.adminCredential().secretKeyId()));
+      }
+    }
+    // Nothing was written to the embedded store's directory.
+    assertFalse(Files.exists(dataDir.resolve("metadata")));
+  }
+
+  @Test
+  void metadataStoreHbaseWithoutAQuorumIsAConfigurationErrorNamingTheKey(@TempDir Path dataDir) {
+    ConfigException e = assertThrows(ConfigException.class, () -> TestServers.start(dataDir,
+        ServerConfig.METADATA_STORE, "hbase"));
+    assertTrue(e.getMessage().contains(ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM),
+        e.getMessage());
   }
 
   // ---- failures -----------------------------------------------------------------------------
