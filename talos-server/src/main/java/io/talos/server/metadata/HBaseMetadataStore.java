@@ -81,7 +81,9 @@ import org.slf4j.LoggerFactory;
  *   <li><b>createTopic</b>: puts the record into the new resource's row (if absent), then
  *   publishes it with a conditional put of {@code topic_names/name -> resourceName} (if absent,
  *   or if it points to a row without a record: the leftover of an interrupted delete). The
- *   publish is the commit point; a losing creator removes its unpublished record.
+ *   publish is the commit point; a losing creator removes its unpublished record. A create
+ *   that fails between the two steps leaves an unpublished record that nothing reads (rows are
+ *   reached only through {@code topic_names}) and that a retry with the same record publishes.
  *   <li><b>topic(name)</b> follows {@code topic_names} to the row; a name whose row has no record
  *   is absent. A resource name is never reused, so a record, once gone, never comes back.
  *   <li><b>deleteTopic</b> deletes the whole row of the resource (record and all consumer state,
@@ -304,6 +306,10 @@ public final class HBaseMetadataStore implements MetadataStore {
         byte[] existing = get(topics, resource, COL_TOPIC);
         if (inserted != null && Arrays.equals(get(names, nameRow, COL_RESOURCE), resource)) {
           return false; // this very topic was created before
+        }
+        if (existing == null) {
+          throw new MetadataException(what + ": writing the topic record to HBase failed;"
+              + " nothing was published, retrying is safe", null);
         }
         if (!Arrays.equals(existing, record)) {
           throw new MetadataException(what + ": resource name " + topic.resourceName()

@@ -7,10 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.client.TalosClient;
 import io.talos.client.TalosClientConfig;
+import io.talos.client.TalosException;
 import io.talos.common.config.ConfigException;
 import io.talos.server.ServerConfig;
 import io.talos.server.TalosServer;
 import io.talos.server.TestServers;
+import io.talos.thrift.ErrorCode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -317,6 +319,7 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
         ServerConfig.METADATA_STORE, "hbase",
         ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, quorum,
         ServerConfig.METADATA_HBASE_NAMESPACE, ns,
+        ServerConfig.METADATA_HBASE_OPERATION_TIMEOUT_MS, "5000",
         "hbase.client.retries.number", "3");
          TalosClient client = TalosClient.create(TalosClientConfig.builder()
              .endpoint(server.endpoint().toString())
@@ -331,6 +334,20 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
         assertEquals(Optional.of(server.adminCredential()),
             other.credential(server.adminCredential().secretKeyId()));
       }
+      // HBase failing under a request: the client gets HBASE_OPERATION_FAILED, retriable.
+      TableName topics = TableName.valueOf(ns, HBaseMetadataStore.TABLE_TOPICS);
+      try (Admin a = admin.getAdmin()) {
+        a.disableTable(topics);
+        try {
+          TalosException e = assertThrows(TalosException.class,
+              () -> client.admin().describeTopic("orders"));
+          assertEquals(ErrorCode.HBASE_OPERATION_FAILED, e.errorCode(), e.getMessage());
+          assertTrue(e.isRetriable(), e.getMessage());
+        } finally {
+          a.enableTable(topics);
+        }
+      }
+      assertEquals(3, client.admin().describeTopic("orders").partitionCount());
     }
     // Nothing was written to the embedded store's directory.
     assertFalse(Files.exists(dataDir.resolve("metadata")));
