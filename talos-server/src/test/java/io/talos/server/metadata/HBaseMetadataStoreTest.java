@@ -14,6 +14,9 @@ import io.talos.server.TalosServer;
 import io.talos.server.TestServers;
 import io.talos.thrift.ErrorCode;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.net.ServerSocket;
@@ -27,6 +30,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.CheckAndMutate;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -389,6 +393,94 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
     assertEquals(List.of(t), store.topics());
     assertEquals(Map.of(), store.partitionLocks(GROUP, t.resourceName()));
     assertTrue(store.createTopic(topic("other", "s2")));
+  }
+
+  /**
+   * A connection whose tables fail the next {@code failures} conditional mutations with an
+   * IOException, after applying them ({@code applied}) or without: an RPC whose reply was lost,
+   * or one that never arrived.
+   */
+  private static final class FlakyConnection {
+    final AtomicInteger failures = new AtomicInteger();
+    volatile boolean applied = true;
+    final Connection connection;
+
+    FlakyConnection(Connection real) {
+      this.connection = (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
+          new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+            Object result = invoke(real, method, args);
+            return result instanceof Table table ? flaky(table) : result;
+          });
+    }
+
+    private Table flaky(Table real) {
+      return (Table) Proxy.newProxyInstance(getClass().getClassLoader(),
+          new Class<?>[] {Table.class}, (proxy, method, args) -> {
+            if (method.getName().equals("checkAndMutate") && args.length == 1
+                && args[0] instanceof CheckAndMutate && failures.getAndDecrement() > 0) {
+              if (applied) {
+                invoke(real, method, args);
+              }
+              throw new IOException("injected: reply lost (applied=" + applied + ")");
+            }
+            return invoke(real, method, args);
+          });
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+      try {
+        return method.invoke(target, args);
+      } catch (InvocationTargetException e) {
+        throw e.getCause();
+      }
+    }
+  }
+
+  @Test
+  void conditionalWritesWithLostRepliesAreResolvedByReReading() throws Exception {
+    FlakyConnection flaky = new FlakyConnection(admin);
+    try (MetadataStore s = HBaseMetadataStore.open(flaky.connection, NAMESPACE)) {
+      TopicRecord t = topic("orders", "s1");
+      String res = t.resourceName();
+      // Applied, reply lost: re-reading finds this call's own write, so it succeeded.
+      flaky.failures.set(2); // the record write and the publish
+      assertTrue(s.createTopic(t));
+      assertEquals(Optional.of(t), s.topic("orders"));
+      flaky.failures.set(1);
+      assertTrue(s.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
+      flaky.failures.set(1);
+      assertTrue(s.commitOffset(GROUP, res, 0, "w1", 42, 100, TTL_MS));
+      assertEquals(OptionalLong.of(42), s.committedOffset(GROUP, res, 0));
+      flaky.failures.set(1);
+      assertTrue(s.replaceTopic(t, t.withPartitionCount(8)));
+      assertEquals(1, s.topic("orders").orElseThrow().version());
+      flaky.failures.set(1);
+      assertTrue(s.putCredentialIfAbsent(new Credential("AK9", "k", "o", false)));
+      // Where re-reading cannot tell (the cell is gone: this call or another removed it), the
+      // call says so; the state is whole either way.
+      flaky.failures.set(1);
+      MetadataException unknown = assertThrows(MetadataException.class,
+          () -> s.unlockPartition(GROUP, res, 0, "w1"));
+      assertTrue(unknown.getMessage().contains("unknown outcome"), unknown.getMessage());
+      assertEquals(Map.of(), s.partitionLocks(GROUP, res));
+      // An epoch is never claimed on an unknown outcome: the retry gets the next one.
+      assertEquals(1, s.bumpPartitionEpoch(res, 0, "n1"));
+      flaky.failures.set(1);
+      assertThrows(MetadataException.class, () -> s.bumpPartitionEpoch(res, 0, "n1"));
+      assertEquals(3, s.bumpPartitionEpoch(res, 0, "n1"));
+
+      // Not applied, reply lost: the condition still holds, so the call tries again.
+      flaky.applied = false;
+      flaky.failures.set(1);
+      assertTrue(s.lockPartition(GROUP, res, 1, "w1", 100, TTL_MS));
+      flaky.failures.set(1);
+      assertTrue(s.commitOffset(GROUP, res, 1, "w1", 7, 100, TTL_MS));
+      assertEquals(OptionalLong.of(7), s.committedOffset(GROUP, res, 1));
+      flaky.failures.set(1);
+      assertTrue(s.deleteTopic("orders", res));
+      assertEquals(Optional.empty(), s.topic("orders"));
+      assertEquals(Map.of(), s.partitionLocks(GROUP, res));
+    }
   }
 
   @Test
