@@ -50,7 +50,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The {@link MetadataStore} contract on {@link HBaseMetadataStore} against one HBase mini cluster
  * per class (about 15 s to start), plus what is HBase's own: schema creation racing between
  * instances, two store instances (two connections, as two nodes) racing on the same rows, the
- * crash window of a topic delete, and HBase failures surfacing as {@link MetadataException}.
+ * crash window of a topic delete, same-timestamp delete and put, conditional writes whose
+ * replies are lost, HBase failures surfacing as {@link MetadataException} (and on the wire as
+ * HBASE_OPERATION_FAILED), and a server selecting the store by configuration.
  *
  * <p>Every contract test gets an empty store: the data tables of the shared namespace are emptied
  * and a new store (with its own connection) is opened on them.
