@@ -34,6 +34,10 @@ public final class ServerConfig extends TalosConfig {
 
   public static final String METADATA_STORE = "metadata.store";
   public static final String METADATA_DIR = "metadata.dir";
+  public static final String METADATA_HBASE_ZOOKEEPER_QUORUM = "metadata.hbase.zookeeper.quorum";
+  public static final String METADATA_HBASE_ZNODE_PARENT = "metadata.hbase.zookeeper.znode.parent";
+  public static final String METADATA_HBASE_NAMESPACE = "metadata.hbase.namespace";
+  public static final String METADATA_HBASE_OPERATION_TIMEOUT_MS = "metadata.hbase.operation.timeout.ms";
 
   public static final String TOPIC_PARTITIONS_MAX = "topic.partitions.max";
   public static final String TOPIC_RETENTION_SECS_DEFAULT = "topic.retention.secs.default";
@@ -55,6 +59,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String CONSUMER_LOCK_TTL_MS = "consumer.lock.ttl.ms";
 
   public static final String HADOOP_PREFIX = "hadoop.";
+  public static final String HBASE_PREFIX = "hbase.";
 
   public static final String CONF_FILE_HEADER = "# Talos server configuration: every key at its default, commented out.\n"
       + "# Uncomment and change what you need; start with: bin/talos server --conf conf/talos.properties\n"
@@ -91,10 +96,18 @@ public final class ServerConfig extends TalosConfig {
       .define(STORAGE_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 60_000L, Validator.atLeast(100),
           "How often segments past their topic's retention are deleted, in ms.")
       .section("Metadata")
-      .define(METADATA_STORE, Type.STRING, "embedded", Validator.oneOf("embedded"),
-          "Metadata store implementation: embedded (an H2 MVStore file under metadata.dir).")
+      .define(METADATA_STORE, Type.STRING, "embedded", Validator.oneOf("embedded", "hbase"),
+          "Metadata store implementation: embedded (an H2 MVStore file under metadata.dir, one node) or hbase (tables in HBase, shared by a cluster).")
       .define(METADATA_DIR, Type.STRING, "",
           null, "Directory of the embedded metadata store; empty means DATA_DIR/metadata.")
+      .define(METADATA_HBASE_ZOOKEEPER_QUORUM, Type.STRING, "",
+          null, "metadata.store=hbase: the HBase cluster's ZooKeeper quorum, host[:port] comma-separated (HBase's hbase.zookeeper.quorum); required.")
+      .define(METADATA_HBASE_ZNODE_PARENT, Type.STRING, "/hbase", Validator.nonEmpty(),
+          "metadata.store=hbase: the HBase cluster's root znode (HBase's zookeeper.znode.parent).")
+      .define(METADATA_HBASE_NAMESPACE, Type.STRING, "talos", hbaseNamespace(),
+          "metadata.store=hbase: HBase namespace holding the Talos tables (meta, topic_names, topics, credentials), created on first start.")
+      .define(METADATA_HBASE_OPERATION_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(1000, 3_600_000),
+          "metadata.store=hbase: longest one HBase operation may take, its client retries included (HBase's hbase.client.operation.timeout); beyond it the request fails with HBASE_OPERATION_FAILED.")
       .section("Topics")
       .define(TOPIC_PARTITIONS_MAX, Type.INT, 1024, Validator.between(1, 65536),
           "Largest partition count a topic may have.")
@@ -130,7 +143,14 @@ public final class ServerConfig extends TalosConfig {
       .define(CONSUMER_LOCK_TTL_MS, Type.LONG, 30_000L, Validator.atLeast(100),
           "A consumer worker's registration and partition locks expire this long after its last renewal, in ms.")
       .definePrefix(HADOOP_PREFIX,
-          "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).");
+          "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).")
+      .definePrefix(HBASE_PREFIX,
+          "hbase.<key>=<value> is passed unchanged to the HBase client Configuration of metadata.store=hbase (e.g. hbase.client.retries.number=5); it overrides the metadata.hbase.* keys.");
+
+  private static Validator hbaseNamespace() {
+    return v -> v.toString().matches("[A-Za-z0-9_]+") ? null
+        : "must be a valid HBase namespace: letters, digits and _ only";
+  }
 
   private static Validator priorityClasses() {
     return v -> {
@@ -167,6 +187,13 @@ public final class ServerConfig extends TalosConfig {
   public Path metadataDir() {
     String dir = getString(METADATA_DIR);
     return dir == null || dir.isEmpty() ? dataDir().resolve("metadata") : Path.of(dir).toAbsolutePath();
+  }
+
+  /** Undeclared {@code hbase.*} keys, whole (HBase's own keys start with {@code hbase.}). */
+  public java.util.Map<String, String> hbasePassThrough() {
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+    withPrefix(HBASE_PREFIX).forEach((k, v) -> out.put(HBASE_PREFIX + k, v));
+    return out;
   }
 
   public Path adminCredentialFile() {

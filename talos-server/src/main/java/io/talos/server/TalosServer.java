@@ -1,11 +1,13 @@
 package io.talos.server;
 
 import com.codahale.metrics.MetricRegistry;
+import io.talos.common.config.ConfigException;
 import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.frontend.ApiHandler;
 import io.talos.server.frontend.ErrorBoundary;
 import io.talos.server.metadata.Credential;
+import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
@@ -71,8 +73,7 @@ public final class TalosServer implements AutoCloseable {
   private TalosServer(ServerConfig config, Clock clock) throws Exception {
     this.config = config;
     java.nio.file.Files.createDirectories(config.dataDir());
-    createPrivateDirectory(config.metadataDir());
-    MetadataStore store = MvStoreMetadataStore.open(config.metadataDir());
+    MetadataStore store = openMetadata(config);
     PartitionLogs partitionLogs = null;
     TaskPool taskPool = null;
     Server server = null;
@@ -151,14 +152,18 @@ public final class TalosServer implements AutoCloseable {
   }
 
   /** The metadata store holds the credentials' secret keys: owner-only (0700) when created. */
-  private static void createPrivateDirectory(java.nio.file.Path dir) throws IOException {
-    if (java.nio.file.Files.isDirectory(dir)) return;
-    java.nio.file.Files.createDirectories(dir.toAbsolutePath().getParent());
+  private static void createPrivateDirectory(java.nio.file.Path dir) {
     try {
-      java.nio.file.Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-          java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-    } catch (UnsupportedOperationException e) {
-      java.nio.file.Files.createDirectory(dir);
+      if (java.nio.file.Files.isDirectory(dir)) return;
+      java.nio.file.Files.createDirectories(dir.toAbsolutePath().getParent());
+      try {
+        java.nio.file.Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+      } catch (UnsupportedOperationException e) {
+        java.nio.file.Files.createDirectory(dir);
+      }
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("cannot create the metadata directory " + dir, e);
     }
   }
 
@@ -170,6 +175,29 @@ public final class TalosServer implements AutoCloseable {
     TalosServer server = new TalosServer(config, clock);
     LOG.info("Talos server listening on {} with data in {}", server.endpoint(), config.dataDir());
     return server;
+  }
+
+  /** The metadata store {@code metadata.store} selects. */
+  static MetadataStore openMetadata(ServerConfig config) {
+    String kind = config.getString(ServerConfig.METADATA_STORE);
+    if (!kind.equals("hbase")) {
+      createPrivateDirectory(config.metadataDir());
+      return MvStoreMetadataStore.open(config.metadataDir());
+    }
+    String quorum = config.getString(ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM);
+    if (quorum == null || quorum.isBlank()) {
+      throw new ConfigException("Must set " + ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM
+          + " to use " + ServerConfig.METADATA_STORE + "=hbase.");
+    }
+    Configuration hbase = new Configuration();
+    hbase.set("hbase.zookeeper.quorum", quorum);
+    hbase.set("zookeeper.znode.parent", config.getString(ServerConfig.METADATA_HBASE_ZNODE_PARENT));
+    long timeoutMs = config.getLong(ServerConfig.METADATA_HBASE_OPERATION_TIMEOUT_MS);
+    hbase.setLong("hbase.client.operation.timeout", timeoutMs);
+    hbase.setLong("hbase.client.meta.operation.timeout", timeoutMs);
+    hbase.setLong("hbase.rpc.timeout", Math.min(timeoutMs, 10_000L));
+    config.hbasePassThrough().forEach(hbase::set);
+    return HBaseMetadataStore.open(hbase, config.getString(ServerConfig.METADATA_HBASE_NAMESPACE));
   }
 
   private static PartitionLogs openLogs(ServerConfig config, Clock clock) throws IOException {

@@ -48,6 +48,7 @@ import org.slf4j.LoggerFactory;
  * workers       resourceName/group/workerId               {"v":1,"lastRegisterMs":..}
  * locks         resourceName/group/0000000007             {"v":1,"workerId":..,"lastRenewMs":..}
  * offsets       resourceName/group/0000000007             {"v":1,"offset":..}
+ * epochs        resourceName/0000000007                   {"v":1,"ownerId":..,"epoch":..}
  * credentials   secretKeyId                               credential JSON
  * </pre>
  * Consumer state is keyed topic first: {@code resourceName/group/} is the prefix that {@link
@@ -102,6 +103,8 @@ public final class MvStoreMetadataStore implements MetadataStore {
   static final String MAP_LOCKS = "locks";
   static final String MAP_OFFSETS = "offsets";
   static final String MAP_CREDENTIALS = "credentials";
+  /** Added without a schema version change: a file without it simply has no epochs yet. */
+  static final String MAP_EPOCHS = "epochs";
   static final String KEY_SCHEMA_VERSION = "schemaVersion";
 
   /** Time {@link #close()} may spend compacting the file, as H2's own database does on close. */
@@ -116,6 +119,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private final MVMap<String, String> locks;
   private final MVMap<String, String> offsets;
   private final MVMap<String, String> credentials;
+  private final MVMap<String, String> epochs;
 
   /** Guards everything below and every access to the MVStore and its maps. */
   private final Object monitor = new Object();
@@ -131,6 +135,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     this.locks = openMap(store, MAP_LOCKS);
     this.offsets = openMap(store, MAP_OFFSETS);
     this.credentials = openMap(store, MAP_CREDENTIALS);
+    this.epochs = openMap(store, MAP_EPOCHS);
   }
 
   /**
@@ -192,7 +197,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     String stored = meta.get(KEY_SCHEMA_VERSION);
     if (stored == null) {
       boolean empty = topics.isEmpty() && workers.isEmpty() && locks.isEmpty()
-          && offsets.isEmpty() && credentials.isEmpty();
+          && offsets.isEmpty() && credentials.isEmpty() && epochs.isEmpty();
       if (!empty) {
         throw new MetadataException("metadata store " + file + " holds data but no "
             + KEY_SCHEMA_VERSION + " entry; it was not written by Talos", null);
@@ -304,6 +309,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
       removeWithPrefix(workers, prefix);
       removeWithPrefix(locks, prefix);
       removeWithPrefix(offsets, prefix);
+      removeWithPrefix(epochs, prefix);
       return true;
     });
   }
@@ -417,6 +423,28 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private PartitionLock storedLock(String key, int partitionId) {
     String value = locks.get(key);
     return value == null ? null : MetadataCodec.decodeLock("lock " + key, partitionId, value);
+  }
+
+  // ---- partition ownership ------------------------------------------------------------------
+
+  @Override
+  public long bumpPartitionEpoch(String topicResourceName, int partitionId, String ownerId) {
+    Objects.requireNonNull(ownerId, "ownerId");
+    String key = epochKey(topicResourceName, partitionId);
+    return write("bumpPartitionEpoch " + key, () -> {
+      String stored = epochs.get(key);
+      long next = stored == null ? 1
+          : MetadataCodec.decodeEpoch("epoch " + key, partitionId, stored).epoch() + 1;
+      epochs.put(key, MetadataCodec.encodeEpoch(ownerId, next));
+      return next;
+    });
+  }
+
+  @Override
+  public Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId) {
+    String key = epochKey(topicResourceName, partitionId);
+    return read("partitionOwner " + key, () -> Optional.ofNullable(epochs.get(key))
+        .map(v -> MetadataCodec.decodeEpoch("epoch " + key, partitionId, v)));
   }
 
   // ---- credentials --------------------------------------------------------------------------
@@ -576,6 +604,13 @@ public final class MvStoreMetadataStore implements MetadataStore {
       throw new IllegalArgumentException("partitionId must be >= 0, was " + partitionId);
     }
     return consumerPrefix(group, topicResourceName) + String.format("%010d", partitionId);
+  }
+
+  static String epochKey(String topicResourceName, int partitionId) {
+    if (partitionId < 0) {
+      throw new IllegalArgumentException("partitionId must be >= 0, was " + partitionId);
+    }
+    return topicPrefix(topicResourceName) + String.format("%010d", partitionId);
   }
 
   private static int partitionOf(String key, String prefix) {
