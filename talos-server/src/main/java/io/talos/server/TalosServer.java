@@ -171,8 +171,9 @@ public final class TalosServer implements AutoCloseable {
         .durability(Durability.valueOf(config.getString(ServerConfig.STORAGE_DURABILITY).toUpperCase(Locale.ROOT)))
         // The front end bounds a block by the request size; the log's limit is only a backstop.
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
+        .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .build();
-    return new PartitionLogs(fs, new Path(root), logConfig, clock);
+    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES));
   }
 
   /**
@@ -256,6 +257,11 @@ public final class TalosServer implements AutoCloseable {
     }
     maintenance.shutdownNow();
     logs.close();
+    try {
+      logs.fileSystem().close(); // a new instance per server (PartitionLogs.fileSystemFor)
+    } catch (IOException e) {
+      LOG.warn("closing the storage file system failed", e);
+    }
     metadata.close();
     LOG.info("Talos server stopped");
   }

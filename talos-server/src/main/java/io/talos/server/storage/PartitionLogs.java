@@ -60,6 +60,7 @@ public final class PartitionLogs implements Closeable {
   private final Path root;
   private final LogConfig config;
   private final Clock clock;
+  private final TailCache tailCache;
   private final Map<TopicPartition, CompletableFuture<PartitionLog>> logs = new ConcurrentHashMap<>();
   /** Exclusive for {@link #deleteTopic}; shared by retention, so it never reopens a topic being deleted. */
   private final ReentrantReadWriteLock deletion = new ReentrantReadWriteLock();
@@ -70,10 +71,29 @@ public final class PartitionLogs implements Closeable {
    *     replaced by its raw file system (see {@link #fileSystemFor})
    */
   public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock) {
+    this(fs, root, config, clock, 0);
+  }
+
+  /**
+   * @param tailCacheBytes bound of the {@link TailCache} of recent appends shared by all logs of
+   *     this server; 0 disables it
+   */
+  public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes) {
     this.fs = PartitionLog.rawIfLocal(Objects.requireNonNull(fs, "fs"));
     this.root = Objects.requireNonNull(root, "root");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.tailCache = tailCacheBytes == 0 ? TailCache.DISABLED : new TailCache(tailCacheBytes);
+  }
+
+  /** The cache of recent appends shared by this server's logs. */
+  public TailCache tailCache() {
+    return tailCache;
+  }
+
+  /** The file system the logs live on (not owned). */
+  public FileSystem fileSystem() {
+    return fs;
   }
 
   /**
@@ -106,7 +126,7 @@ public final class PartitionLogs implements Closeable {
       if (existing == null) {
         PartitionLog log;
         try {
-          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock);
+          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock, tailCache);
         } catch (IOException | RuntimeException | Error e) {
           logs.remove(key, mine);
           mine.completeExceptionally(e);
