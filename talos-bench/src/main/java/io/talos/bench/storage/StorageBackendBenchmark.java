@@ -8,7 +8,6 @@ import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.StoredBlock;
 import io.talos.server.storage.TailCache;
 import java.io.File;
-import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.time.Clock;
@@ -87,7 +86,7 @@ public final class StorageBackendBenchmark {
   }
 
   static Result run(String name, FileSystem fs, Path dir, LogConfig config, int puts, int blockBytes,
-      int readMessages) throws IOException {
+      int readMessages) throws Exception {
     Random rnd = new Random(1);
     byte[] payload = new byte[blockBytes];
     rnd.nextBytes(payload);
