@@ -138,7 +138,14 @@ public final class TalosServer implements AutoCloseable {
         }
       }
       if (taskPool != null) taskPool.close();
-      if (partitionLogs != null) partitionLogs.close();
+      if (partitionLogs != null) {
+        partitionLogs.close();
+        try {
+          partitionLogs.fileSystem().close();
+        } catch (IOException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
       store.close();
       throw e;
     }

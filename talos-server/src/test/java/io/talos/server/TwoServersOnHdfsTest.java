@@ -8,6 +8,7 @@ import io.talos.server.auth.AdminCredentials;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.MiniHdfs;
+import io.talos.server.storage.PartitionLogs;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.TopicAndPartition;
@@ -18,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -52,8 +55,9 @@ class TwoServersOnHdfsTest {
   }
 
   private static TalosServer start(Path dataDir) throws Exception {
+    // hadoop.* keys reach the hdfs client: checked below on the files' block size
     return TestServers.start(dataDir, ServerConfig.STORAGE_ROOT_URI, hdfs.uri() + "/talos",
-        ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS, "30000");
+        ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS, "30000", "hadoop.dfs.blocksize", "3145728");
   }
 
   @Test
@@ -84,6 +88,19 @@ class TwoServersOnHdfsTest {
 
       for (int i = 1; i < 4; i++) acknowledged.put(apiB.put(tap, List.of("b" + i)), "b" + i);
       assertEquals(acknowledged, apiB.readAll(tap, 0));
+      try (FileSystem fs = hdfs.newClient()) {
+        org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path("/talos/"
+            + PartitionLogs.encodeDirName(topic.resourceName()) + "/0");
+        List<String> segments = new java.util.ArrayList<>();
+        for (FileStatus st : fs.listStatus(dir)) {
+          if (!st.getPath().getName().endsWith(".log")) continue;
+          segments.add(st.getPath().getName());
+          assertEquals(3145728, st.getBlockSize(), st.getPath().getName());
+        }
+        assertEquals(List.of("00000000000000000000-00000000000000000001.log",
+            "00000000000000000006-00000000000000000002.log"), segments.stream().sorted().toList(),
+            "a's segment, then b's from the end offset it recovered");
+      }
     }
 
     try (TalosServer c = start(tmp.resolve("c"))) {

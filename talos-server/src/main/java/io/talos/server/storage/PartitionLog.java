@@ -591,6 +591,7 @@ public final class PartitionLog implements Closeable {
    *
    * @return empty when {@code offset == endOffset()}
    * @throws OffsetOutOfRangeException if {@code offset < startOffset()} or {@code offset > endOffset()}
+   * @throws PartitionFencedException if another server took the partition over
    * @throws CorruptRecordException if the first block to return cannot be decoded; when a later one
    *     cannot, the blocks before it are returned and the next read reports it
    */

@@ -49,6 +49,11 @@ import org.slf4j.LoggerFactory;
  * opened concurrently with its deletion may be recreated (the retention pass is
  * safe: it skips partitions deleted meanwhile). The file system is not owned: {@link
  * #close} leaves it open.
+ *
+ * <p>All logs share one {@link TailCache} of recent appends. On hdfs, opening a log takes the
+ * partition over from any other server (see {@link PartitionLog}); a log that another server took
+ * over later stays here {@link PartitionLog#isFenced() fenced}, failing every append and read,
+ * until this server restarts.
  */
 public final class PartitionLogs implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionLogs.class);
