@@ -1,5 +1,6 @@
 package io.talos.server;
 
+import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.Authenticator;
@@ -22,6 +23,7 @@ import io.talos.server.service.Topics;
 import io.talos.server.storage.Durability;
 import io.talos.server.storage.LogConfig;
 import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.TailCache;
 import io.talos.thrift.ConsumerService;
 import io.talos.thrift.MessageService;
 import io.talos.thrift.QuotaService;
@@ -79,6 +81,10 @@ public final class TalosServer implements AutoCloseable {
     try {
       this.admin = AdminCredentials.ensure(store, config.adminCredentialFile());
       partitionLogs = openLogs(config, clock);
+      TailCache tailCache = partitionLogs.tailCache();
+      metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
+      metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
+      metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
       deleteOrphanLogs(store, partitionLogs);
 
       Topics topics = new Topics(store);

@@ -2,8 +2,10 @@ package io.talos.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.common.TopicNames;
+import io.talos.common.errors.ErrorCodes;
 import io.talos.server.auth.AdminCredentials;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
@@ -21,23 +23,26 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two servers in one JVM with storage.root.uri on the same MiniDFSCluster and their own metadata
- * stores, both seeded with the same topic: the server that opens the partition last owns it, the
- * other one's puts fail with PARTITION_NOT_SERVING (retriable) and are never acknowledged, and
- * every acknowledged message of both is readable from the owner and after restarts.
+ * Servers on a MiniDFSCluster (one DataNode, replication 1). Two servers in one JVM with
+ * storage.root.uri on the same cluster and their own metadata stores, both seeded with the same
+ * topic: the server that opens the partition last owns it, the other one's puts fail with
+ * PARTITION_NOT_SERVING (retriable) and are never acknowledged, and every acknowledged message of
+ * both is readable from the owner and after restarts. One server while the DataNode restarts:
+ * puts fail with HDFS_OPERATION_FAILED (retriable), then go through again by themselves.
  */
-class TwoServersOnHdfsTest {
+class ServersOnHdfsTest {
   private static MiniHdfs hdfs;
 
   @BeforeAll
   static void startCluster() throws IOException {
-    hdfs = MiniHdfs.start("two-servers", 1, 1);
+    hdfs = MiniHdfs.start("servers", 1, 1);
   }
 
   @AfterAll
@@ -107,6 +112,45 @@ class TwoServersOnHdfsTest {
       RawApi apiC = RestartTest.api(c);
       assertEquals(acknowledged, apiC.readAll(tap, 0), "a third server sees exactly what was acknowledged");
       assertEquals(10, apiC.put(tap, List.of("c0")));
+    }
+  }
+
+  @Test
+  void shouldFailPutsRetriablyWhileTheDataNodeIsDownAndResumeByItself(@TempDir Path tmp) throws Exception {
+    try (TalosServer server = start(tmp)) {
+      RawApi api = RestartTest.api(server);
+      TopicAndPartition tap = new TopicAndPartition("dn", api.createTopic("dn", 1), 0);
+      SortedMap<Long, String> acknowledged = new TreeMap<>();
+      for (int i = 0; i < 5; i++) acknowledged.put(api.put(tap, List.of("m" + i)), "m" + i);
+
+      MiniDFSCluster.DataNodeProperties dn = hdfs.cluster().stopDataNode(0);
+      try {
+        for (int i = 0; i < 3; i++) {
+          GalaxyTalosException e = assertThrows(GalaxyTalosException.class, () -> api.put(tap, List.of("lost")));
+          assertEquals(ErrorCode.HDFS_OPERATION_FAILED, e.getErrorCode(), e.getErrMsg());
+          assertTrue(ErrorCodes.isRetriable(e.getErrorCode()));
+        }
+        long hits = (Long) server.metrics().getGauges().get("storage.tail.cache.hits").getValue();
+        assertEquals(acknowledged, api.readAll(tap, 0), "tail reads are served from the cache meanwhile");
+        assertTrue((Long) server.metrics().getGauges().get("storage.tail.cache.hits").getValue() > hits);
+      } finally {
+        hdfs.cluster().restartDataNode(dn, true);
+        hdfs.cluster().waitActive();
+      }
+
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (true) {
+        try {
+          acknowledged.put(api.put(tap, List.of("m5")), "m5");
+          break;
+        } catch (GalaxyTalosException e) {
+          assertEquals(ErrorCode.HDFS_OPERATION_FAILED, e.getErrorCode(), e.getErrMsg());
+          if (System.currentTimeMillis() > deadline) throw e;
+          Thread.sleep(200);
+        }
+      }
+      for (int i = 6; i < 10; i++) acknowledged.put(api.put(tap, List.of("m" + i)), "m" + i);
+      assertEquals(acknowledged, api.readAll(tap, 0), "exactly the acknowledged messages, none of the failed ones");
     }
   }
 }
