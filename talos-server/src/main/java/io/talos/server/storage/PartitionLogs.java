@@ -22,6 +22,7 @@ import java.util.function.Function;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.slf4j.Logger;
@@ -214,7 +215,9 @@ public final class PartitionLogs implements Closeable {
    * One retention pass over every partition on disk (opening those not open yet): deletes the
    * expired segments of each (see {@link PartitionLog#deleteExpiredSegments}). Meant to be called
    * periodically by one scheduler thread, and directly by tests. A failure in one partition is
-   * logged and does not stop the pass.
+   * logged and does not stop the pass. On a file system with leases (hdfs, possibly shared by
+   * several servers) only the partitions this server has open are processed: opening one would
+   * take it over from the server that owns it.
    *
    * @param retentionMsByTopicResourceName retention of a topic; null (topic unknown, e.g. being
    *     deleted) or negative (keep forever) skips the topic
@@ -247,9 +250,14 @@ public final class PartitionLogs implements Closeable {
         if (partitionId < 0) continue;
         deletion.readLock().lock();
         try {
-          if (fs.exists(p.getPath())) { // else the topic was deleted meanwhile: do not recreate it
-            deleted += log(topic, partitionId).deleteExpiredSegments(retentionMs);
+          PartitionLog log = null;
+          if (fs instanceof LeaseRecoverable) {
+            CompletableFuture<PartitionLog> f = logs.get(new TopicPartition(topic, partitionId));
+            if (f != null && f.isDone() && !f.isCompletedExceptionally()) log = f.join();
+          } else if (fs.exists(p.getPath())) { // else the topic was deleted meanwhile: do not recreate it
+            log = log(topic, partitionId);
           }
+          if (log != null) deleted += log.deleteExpiredSegments(retentionMs);
         } catch (IOException | RuntimeException e) {
           LOG.warn("Retention failed for partition {} of {}", partitionId, topic, e);
         } finally {

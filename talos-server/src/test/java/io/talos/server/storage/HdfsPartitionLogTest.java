@@ -223,6 +223,25 @@ class HdfsPartitionLogTest {
   }
 
   @Test
+  void shouldApplyRetentionOnlyToPartitionsThisServerOwns() throws Exception {
+    Path root = new Path("/talos/retention-owners");
+    LogConfig tiny = small.toBuilder().segmentBytes(200).build();
+    try (PartitionLogs owner = new PartitionLogs(client(), root, tiny, clock);
+        PartitionLogs other = new PartitionLogs(client(), root, tiny, clock)) {
+      PartitionLog log = owner.log("CL1#t#0123", 0);
+      for (int i = 0; i < 3; i++) fx.append(log, clock.millis(), 1, 100); // one record per segment
+      clock.advance(10_000);
+
+      assertEquals(0, other.runRetentionOnce(topic -> 1000L), "opening the partition would take it over");
+      fx.append(log, clock.millis(), 1, 100);
+      assertFalse(log.isFenced());
+      assertEquals(3, owner.runRetentionOnce(topic -> 1000L));
+      assertEquals(3, log.startOffset());
+      fx.append(log, clock.millis(), 1, 100);
+    }
+  }
+
+  @Test
   void shouldServeConsumersAtTheTailFromTheCacheWithoutOpeningFiles() throws Exception {
     LeaseCountingFileSystem fs = new LeaseCountingFileSystem(client());
     TailCache cache = new TailCache(8 * 1024);
