@@ -31,6 +31,8 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_SEGMENT_MS = "storage.segment.ms";
   public static final String STORAGE_INDEX_INTERVAL_BYTES = "storage.index.interval.bytes";
   public static final String STORAGE_RETENTION_CHECK_INTERVAL_MS = "storage.retention.check.interval.ms";
+  public static final String STORAGE_TAIL_CACHE_BYTES = "storage.tail.cache.bytes";
+  public static final String STORAGE_LEASE_RECOVERY_TIMEOUT_MS = "storage.lease.recovery.timeout.ms";
 
   public static final String METADATA_STORE = "metadata.store";
   public static final String METADATA_DIR = "metadata.dir";
@@ -86,7 +88,7 @@ public final class ServerConfig extends TalosConfig {
       .define(STORAGE_ROOT_URI, Type.STRING, "",
           null, "Root of the partition log as a Hadoop FileSystem URI (file:///..., hdfs://namenode/path); empty means file://DATA_DIR/log.")
       .define(STORAGE_DURABILITY, Type.STRING, "flush", Validator.oneOf("flush", "sync"),
-          "When a put is acknowledged: flush (data handed to the OS / on every HDFS pipeline replica) or sync (fsync / hsync to disk).")
+          "When a put is acknowledged: flush (local: handed to the OS; HDFS: hflush, in the memory of every DataNode of the write pipeline) or sync (local: fsync; HDFS: hsync, on the disk of every pipeline DataNode).")
       .define(STORAGE_SEGMENT_BYTES, Type.LONG, 256L * 1024 * 1024, Validator.between(1024, 1L << 40),
           "A segment file is rolled when it reaches this size in bytes.")
       .define(STORAGE_SEGMENT_MS, Type.LONG, 3_600_000L, Validator.atLeast(1000),
@@ -95,6 +97,10 @@ public final class ServerConfig extends TalosConfig {
           "The sparse offset index gets an entry every this many bytes of segment.")
       .define(STORAGE_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 60_000L, Validator.atLeast(100),
           "How often segments past their topic's retention are deleted, in ms.")
+      .define(STORAGE_TAIL_CACHE_BYTES, Type.LONG, 64L * 1024 * 1024, Validator.between(0, 1L << 40),
+          "Bytes of recently appended data kept in memory (shared by all partitions, oldest appends evicted first) so that consumers near the tail do not read the file system; 0 disables it.")
+      .define(STORAGE_LEASE_RECOVERY_TIMEOUT_MS, Type.LONG, 60_000L, Validator.atLeast(0),
+          "HDFS: how long opening a partition waits for the lease of a segment left open by a crashed or previous owner to be recovered, in ms.")
       .section("Metadata")
       .define(METADATA_STORE, Type.STRING, "embedded", Validator.oneOf("embedded", "hbase"),
           "Metadata store implementation: embedded (an H2 MVStore file under metadata.dir, one node) or hbase (tables in HBase, shared by a cluster).")

@@ -1,5 +1,6 @@
 package io.talos.server;
 
+import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import io.talos.common.config.ConfigException;
 import io.talos.server.auth.AdminCredentials;
@@ -24,6 +25,7 @@ import io.talos.server.service.Topics;
 import io.talos.server.storage.Durability;
 import io.talos.server.storage.LogConfig;
 import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.TailCache;
 import io.talos.thrift.ConsumerService;
 import io.talos.thrift.MessageService;
 import io.talos.thrift.QuotaService;
@@ -81,6 +83,10 @@ public final class TalosServer implements AutoCloseable {
     try {
       this.admin = AdminCredentials.ensure(store, config.adminCredentialFile());
       partitionLogs = openLogs(config, clock);
+      TailCache tailCache = partitionLogs.tailCache();
+      metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
+      metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
+      metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
       deleteOrphanLogs(store, partitionLogs);
 
       Topics topics = new Topics(store);
@@ -140,7 +146,14 @@ public final class TalosServer implements AutoCloseable {
         }
       }
       if (taskPool != null) taskPool.close();
-      if (partitionLogs != null) partitionLogs.close();
+      if (partitionLogs != null) {
+        partitionLogs.close();
+        try {
+          partitionLogs.fileSystem().close();
+        } catch (IOException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
       store.close();
       throw e;
     }
@@ -212,8 +225,9 @@ public final class TalosServer implements AutoCloseable {
         .durability(Durability.valueOf(config.getString(ServerConfig.STORAGE_DURABILITY).toUpperCase(Locale.ROOT)))
         // The front end bounds a block by the request size; the log's limit is only a backstop.
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
+        .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .build();
-    return new PartitionLogs(fs, new Path(root), logConfig, clock);
+    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES));
   }
 
   /**
@@ -297,6 +311,11 @@ public final class TalosServer implements AutoCloseable {
     }
     maintenance.shutdownNow();
     logs.close();
+    try {
+      logs.fileSystem().close(); // a new instance per server (PartitionLogs.fileSystemFor)
+    } catch (IOException e) {
+      LOG.warn("closing the storage file system failed", e);
+    }
     metadata.close();
     LOG.info("Talos server stopped");
   }

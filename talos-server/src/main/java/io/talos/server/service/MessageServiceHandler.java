@@ -4,6 +4,7 @@ import io.talos.common.errors.TalosErrors;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.BlockToAppend;
 import io.talos.server.storage.OffsetOutOfRangeException;
+import io.talos.server.storage.PartitionFencedException;
 import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.StoredBlock;
@@ -136,6 +137,10 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     long first;
     try {
       first = log.append(all, clock.millis());
+    } catch (PartitionFencedException e) {
+      PreparedPut p = puts.get(0);
+      throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + p.partitionId() + " of topic '"
+          + p.topic().name() + "' is now served by another server; the put was not acknowledged: " + e.getMessage());
     } catch (IOException e) {
       PreparedPut p = puts.get(0);
       throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition " + p.partitionId()
@@ -173,6 +178,9 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     List<StoredBlock> stored;
     try {
       stored = log.read(offset, maxMessages, maxBytes);
+    } catch (PartitionFencedException e) {
+      throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + partition + " of topic '" + topic.name()
+          + "' is now served by another server: " + e.getMessage());
     } catch (OffsetOutOfRangeException e) {
       throw TalosErrors.of(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, "offset " + offset + " of partition "
           + partition + " of topic '" + topic.name() + "' is out of range: the partition holds ["

@@ -10,15 +10,18 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FSError;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One segment of a partition log: the file {@code <20-digit zero-padded baseOffset>.log}, holding
- * {@link RecordFormat records} for offsets {@code [baseOffset, nextOffset)} back to back from
- * position 0, and its sparse {@link OffsetIndex} ({@code <baseOffset>.index} once sealed).
+ * One segment of a partition log: the file {@code <20-digit zero-padded baseOffset>.log} (or
+ * {@code <baseOffset>-<20-digit owner epoch>.log} when written under an owner epoch, see {@link
+ * PartitionLog}), holding {@link RecordFormat records} for offsets {@code [baseOffset, nextOffset)}
+ * back to back from position 0, and its sparse {@link OffsetIndex} (same name with {@code .index},
+ * once sealed).
  *
  * <p>Only the first {@link #validBytes()} bytes of the file are part of the log. The file may be
  * longer after a failed append or a crash (a torn tail): those bytes are never read, and since
@@ -38,7 +41,13 @@ import org.slf4j.LoggerFactory;
  * are flushed, so a reader that sees a size can read every record below it. Positioned reads
  * share one lazily opened input stream ({@code PositionedReadable} reads are thread-safe); it is
  * reopened when it hits end-of-file below {@code validBytes}, which happens on hdfs where a stream
- * only sees the length the file had when it was opened.
+ * only sees the length the file had when it was opened. Reads are first offered to the server's
+ * {@link TailCache}, which holds the newest appended batches.
+ *
+ * <p>On file systems with leases (hdfs), a writer dropped after a failure may leave the file open
+ * with its last block not finalized (a DataNode that restarted holds it as "waiting to be
+ * recovered", which no reader can read); the next read that misses the cache recovers the lease
+ * first and fails with a retriable {@link IOException} until the recovery has finished.
  */
 final class LogSegment {
   private static final Logger LOG = LoggerFactory.getLogger(LogSegment.class);
@@ -51,6 +60,8 @@ final class LogSegment {
   private final Path logPath;
   private final Path indexPath;
   private final long baseOffset;
+  private final long epoch;
+  private final TailCache cache;
   private final OffsetIndex index;
   private final Durability durability;
   /** Why records between nextOffset and the next segment's base could not be read; else null. */
@@ -68,13 +79,17 @@ final class LogSegment {
   private final ReentrantReadWriteLock inputLock = new ReentrantReadWriteLock();
   private FSDataInputStream in;
   private boolean inputClosed;
+  /** Set when the writer was dropped on a file system with leases; cleared once the file is closed. */
+  private volatile boolean leaseRecoveryNeeded;
 
-  private LogSegment(FileSystem fs, Path dir, long baseOffset, OffsetIndex index, Durability durability,
-      long validBytes, long nextOffset, long maxAppendTimestampMs, String lostTail) {
+  private LogSegment(FileSystem fs, Path dir, long baseOffset, long epoch, TailCache cache, OffsetIndex index,
+      Durability durability, long validBytes, long nextOffset, long maxAppendTimestampMs, String lostTail) {
     this.fs = fs;
-    this.logPath = logPath(dir, baseOffset);
-    this.indexPath = indexPath(dir, baseOffset);
+    this.logPath = logPath(dir, baseOffset, epoch);
+    this.indexPath = indexPath(dir, baseOffset, epoch);
     this.baseOffset = baseOffset;
+    this.epoch = epoch;
+    this.cache = cache;
     this.index = index;
     this.durability = durability;
     this.validBytes = validBytes;
@@ -83,16 +98,30 @@ final class LogSegment {
     this.lostTail = lostTail;
   }
 
+  /** {@code <20-digit baseOffset><suffix>} for epoch 0, else {@code <baseOffset>-<20-digit epoch><suffix>}. */
+  static String fileName(long baseOffset, long epoch, String suffix) {
+    return epoch == 0 ? String.format("%020d%s", baseOffset, suffix)
+        : String.format("%020d-%020d%s", baseOffset, epoch, suffix);
+  }
+
   static String fileName(long baseOffset, String suffix) {
-    return String.format("%020d%s", baseOffset, suffix);
+    return fileName(baseOffset, 0, suffix);
   }
 
   static Path logPath(Path dir, long baseOffset) {
-    return new Path(dir, fileName(baseOffset, LOG_SUFFIX));
+    return logPath(dir, baseOffset, 0);
   }
 
   static Path indexPath(Path dir, long baseOffset) {
-    return new Path(dir, fileName(baseOffset, INDEX_SUFFIX));
+    return indexPath(dir, baseOffset, 0);
+  }
+
+  static Path logPath(Path dir, long baseOffset, long epoch) {
+    return new Path(dir, fileName(baseOffset, epoch, LOG_SUFFIX));
+  }
+
+  static Path indexPath(Path dir, long baseOffset, long epoch) {
+    return new Path(dir, fileName(baseOffset, epoch, INDEX_SUFFIX));
   }
 
   /**
@@ -101,18 +130,19 @@ final class LogSegment {
    * of a failed creation or an empty segment being replaced. With {@link Durability#SYNC} on the
    * local file system the directory is fsynced too, so the new file survives a machine crash.
    */
-  static LogSegment create(FileSystem fs, Path dir, long baseOffset, LogConfig config) throws IOException {
-    Path index = indexPath(dir, baseOffset);
+  static LogSegment create(FileSystem fs, Path dir, long baseOffset, long epoch, LogConfig config, TailCache cache)
+      throws IOException {
+    Path index = indexPath(dir, baseOffset, epoch);
     if (fs.exists(index)) fs.delete(index, false);
-    FSDataOutputStream out = fs.create(logPath(dir, baseOffset), true);
+    FSDataOutputStream out = fs.create(logPath(dir, baseOffset, epoch), true);
     try {
       if (config.durability() == Durability.SYNC) syncDirectory(fs, dir);
     } catch (IOException e) {
       closeQuietly(out);
       throw e;
     }
-    LogSegment s = new LogSegment(fs, dir, baseOffset, new OffsetIndex(baseOffset, config.indexIntervalBytes()),
-        config.durability(), 0, baseOffset, -1, null);
+    LogSegment s = new LogSegment(fs, dir, baseOffset, epoch, cache,
+        new OffsetIndex(baseOffset, config.indexIntervalBytes()), config.durability(), 0, baseOffset, -1, null);
     s.out = out;
     return s;
   }
@@ -124,30 +154,32 @@ final class LogSegment {
    * stop before {@code nextBaseOffset} lost acknowledged data: that is logged as an error and reads
    * of the missing offsets fail with {@link CorruptRecordException}.
    */
-  static LogSegment openSealed(FileSystem fs, Path dir, long baseOffset, long fileBytes, long nextBaseOffset,
-      LogConfig config) throws IOException {
-    OffsetIndex.Persisted p = OffsetIndex.read(fs, indexPath(dir, baseOffset), baseOffset, config.indexIntervalBytes());
+  static LogSegment openSealed(FileSystem fs, Path dir, long baseOffset, long epoch, long fileBytes,
+      long nextBaseOffset, LogConfig config, TailCache cache) throws IOException {
+    Path logPath = logPath(dir, baseOffset, epoch);
+    OffsetIndex.Persisted p = OffsetIndex.read(fs, indexPath(dir, baseOffset, epoch), baseOffset,
+        config.indexIntervalBytes());
     if (p != null && p.seal().validBytes() <= fileBytes && p.seal().nextOffset() == nextBaseOffset) {
-      LogSegment s = new LogSegment(fs, dir, baseOffset, p.index(), config.durability(), p.seal().validBytes(),
-          p.seal().nextOffset(), p.seal().maxAppendTimestampMs(), null);
+      LogSegment s = new LogSegment(fs, dir, baseOffset, epoch, cache, p.index(), config.durability(),
+          p.seal().validBytes(), p.seal().nextOffset(), p.seal().maxAppendTimestampMs(), null);
       s.sealed = true;
       return s;
     }
     if (p != null) {
       LOG.warn("Index of {} does not match the segment (validBytes {} of a {}-byte file, nextOffset {} but the next"
-          + " segment starts at {}); scanning it", logPath(dir, baseOffset), p.seal().validBytes(), fileBytes,
+          + " segment starts at {}); scanning it", logPath, p.seal().validBytes(), fileBytes,
           p.seal().nextOffset(), nextBaseOffset);
     }
-    Scan scan = scan(fs, dir, baseOffset, fileBytes, nextBaseOffset, config);
+    Scan scan = scan(fs, dir, baseOffset, epoch, fileBytes, nextBaseOffset, config);
     String lost = null;
     if (scan.nextOffset < nextBaseOffset) {
       lost = "records stop at offset " + scan.nextOffset + " (position " + scan.validBytes + " of "
-          + logPath(dir, baseOffset) + ": " + scan.stopReason + ") but the next segment starts at " + nextBaseOffset;
-      LOG.error("DATA LOSS in sealed segment {}: {}; offsets [{}, {}) cannot be read", logPath(dir, baseOffset),
+          + logPath + ": " + scan.stopReason + ") but the next segment starts at " + nextBaseOffset;
+      LOG.error("DATA LOSS in sealed segment {}: {}; offsets [{}, {}) cannot be read", logPath,
           lost, scan.nextOffset, nextBaseOffset);
     }
-    LogSegment s = new LogSegment(fs, dir, baseOffset, scan.index, config.durability(), scan.validBytes,
-        scan.nextOffset, scan.maxAppendTimestampMs, lost);
+    LogSegment s = new LogSegment(fs, dir, baseOffset, epoch, cache, scan.index, config.durability(),
+        scan.validBytes, scan.nextOffset, scan.maxAppendTimestampMs, lost);
     s.sealed = true;
     if (lost == null) s.writeIndexQuietly();
     return s;
@@ -160,10 +192,10 @@ final class LogSegment {
    * it (or replaces it when it holds no record) and starts a new segment, since files are never
    * reopened for append.
    */
-  static LogSegment recover(FileSystem fs, Path dir, long baseOffset, long fileBytes, LogConfig config)
-      throws IOException {
-    Scan scan = scan(fs, dir, baseOffset, fileBytes, Long.MAX_VALUE, config);
-    Path path = logPath(dir, baseOffset);
+  static LogSegment recover(FileSystem fs, Path dir, long baseOffset, long epoch, long fileBytes, LogConfig config,
+      TailCache cache) throws IOException {
+    Scan scan = scan(fs, dir, baseOffset, epoch, fileBytes, Long.MAX_VALUE, config);
+    Path path = logPath(dir, baseOffset, epoch);
     if (scan.validBytes < fileBytes) {
       if (scan.validRecordFollows) {
         LOG.error("DATA LOSS in {}: the record at position {} (offset {}) is corrupt ({}) but a valid record follows"
@@ -175,17 +207,18 @@ final class LogSegment {
             scan.stopReason);
       }
     }
-    return new LogSegment(fs, dir, baseOffset, scan.index, config.durability(), scan.validBytes, scan.nextOffset,
-        scan.maxAppendTimestampMs, null);
+    return new LogSegment(fs, dir, baseOffset, epoch, cache, scan.index, config.durability(), scan.validBytes,
+        scan.nextOffset, scan.maxAppendTimestampMs, null);
   }
 
   private record Scan(long validBytes, long nextOffset, long maxAppendTimestampMs, OffsetIndex index,
       String stopReason, boolean validRecordFollows) {}
 
   /** Reads records from position 0 while they are whole, valid and continue the offsets. */
-  private static Scan scan(FileSystem fs, Path dir, long baseOffset, long fileBytes, long limitOffset,
+  private static Scan scan(FileSystem fs, Path dir, long baseOffset, long epoch, long fileBytes, long limitOffset,
       LogConfig config) throws IOException {
-    LogSegment reader = new LogSegment(fs, dir, baseOffset, null, config.durability(), fileBytes, baseOffset, -1, null);
+    LogSegment reader = new LogSegment(fs, dir, baseOffset, epoch, TailCache.DISABLED, null, config.durability(),
+        fileBytes, baseOffset, -1, null);
     OffsetIndex index = new OffsetIndex(baseOffset, config.indexIntervalBytes());
     long next = baseOffset;
     long maxTs = -1;
@@ -226,6 +259,11 @@ final class LogSegment {
 
   long baseOffset() {
     return baseOffset;
+  }
+
+  /** Owner epoch the segment was created under (0: written without fencing). */
+  long epoch() {
+    return epoch;
   }
 
   /** Offset after the last record; {@link #baseOffset()} when empty. */
@@ -287,6 +325,7 @@ final class LogSegment {
       out.hflush();
     }
     long start = validBytes;
+    cache.put(this, start, batch);
     for (int i = 0; i < recordOffsets.length; i++) {
       index.maybeAppend(recordOffsets[i], start + recordPositions[i]);
     }
@@ -322,11 +361,15 @@ final class LogSegment {
     }
   }
 
-  /** Drops the writer after a failed write, ignoring errors from closing it. */
+  /**
+   * Drops the writer after a failed write, ignoring errors from closing it. On a file system with
+   * leases the file may stay open (its close failed); reads then recover its lease first.
+   */
   void abortWriter() {
     if (out != null) {
       closeQuietly(out);
       out = null;
+      if (fs instanceof LeaseRecoverable) leaseRecoveryNeeded = true;
     }
   }
 
@@ -348,6 +391,7 @@ final class LogSegment {
 
   /** Closes the shared input stream; reads afterwards fail. */
   void closeInput() {
+    cache.remove(this);
     inputLock.writeLock().lock();
     try {
       inputClosed = true;
@@ -363,6 +407,8 @@ final class LogSegment {
    * Reopens the shared stream once if it ends early (it was opened when the file was shorter).
    */
   void readFully(long position, byte[] buf, int off, int len) throws IOException {
+    if (cache.read(this, position, buf, off, len)) return;
+    if (leaseRecoveryNeeded) finishLeaseRecovery();
     FSDataInputStream stale = null;
     for (int attempt = 0; attempt < 3; attempt++) {
       FSDataInputStream s;
@@ -394,6 +440,28 @@ final class LogSegment {
       }
     }
     throw new EOFException("could not read " + len + " bytes at position " + position + " of " + logPath);
+  }
+
+  /**
+   * Recovers the lease of a file whose writer was dropped, so that its last block is finalized
+   * and readable. Does not wait: while the recovery runs (on hdfs it needs a live DataNode holding
+   * the block), throws a retriable IOException.
+   */
+  private void finishLeaseRecovery() throws IOException {
+    LeaseRecoverable leases = (LeaseRecoverable) fs;
+    if (leases.isFileClosed(logPath) || leases.recoverLease(logPath)) {
+      leaseRecoveryNeeded = false;
+      inputLock.writeLock().lock();
+      try {
+        if (in != null) closeQuietly(in); // opened before the recovery: may not read the last block
+        in = null;
+      } finally {
+        inputLock.writeLock().unlock();
+      }
+      return;
+    }
+    throw new IOException("the lease of " + logPath + " (left open by a failed write) is being recovered;"
+        + " its last block cannot be read until then, retry");
   }
 
   /** A cursor over the records from {@code position} (a record boundary) to {@code limit} bytes. */

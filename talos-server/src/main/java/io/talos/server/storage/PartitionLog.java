@@ -1,6 +1,7 @@
 package io.talos.server.storage;
 
 import java.io.Closeable;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Clock;
@@ -11,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FSError;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -57,6 +59,24 @@ import org.slf4j.LoggerFactory;
  * each open of a log whose newest segment holds records starts a new segment. On file systems with leases (hdfs), a segment left open by
  * a crashed writer has its lease recovered first, so its length is final.
  *
+ * <p><b>Single writer (fencing).</b> On file systems with leases (hdfs) several servers can reach
+ * the same directory, and only one may append. {@link #open} claims the partition by creating the
+ * empty marker file {@code <20-digit epoch>.owner} with {@code overwrite=false}, at one more than
+ * every epoch found in the directory (markers and segment names); losing that race to another
+ * server just tries the next epoch. Only then does it list the segments and recover the lease of
+ * every segment still open, which makes the previous owner's next hflush fail. Every segment the
+ * owner creates carries its epoch in its name ({@code <baseOffset>-<epoch>.log}), so two owners
+ * never create, replace or delete the same file. The owner checks that no marker with a higher
+ * epoch exists before it seals or replaces a segment (roll, failed append, retention) and after
+ * it creates one, before the first append to it; an owner that finds one is <i>fenced</i>: the
+ * failing append and every later call throw {@link PartitionFencedException}, and it touches no
+ * file again (close does not seal). Why that suffices: the check after creating a segment passes
+ * only if the new owner's marker came later, so the new owner's listing (after its marker) sees
+ * the segment and recovers its lease; the old owner's appends to any segment the new owner saw fail
+ * once that lease is recovered, and every append acknowledged before is in the length the recovery
+ * fixes. On the local file system (no leases) there is no fencing, epochs stay 0 and file names
+ * carry no epoch: a {@code file://} root belongs to one server.
+ *
  * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
  * Reads take no part in it and run concurrently with appends: they see every record below the end
  * offset they read first (volatile), which is published after the records' bytes, index entries
@@ -70,6 +90,11 @@ public final class PartitionLog implements Closeable {
   private final Path dir;
   private final LogConfig config;
   private final Clock clock;
+  private final TailCache cache;
+  /** Whether owner epochs fence other servers: only where files have leases. */
+  private final boolean fencing;
+  /** This owner's epoch; 0 without fencing. */
+  private long epoch;
 
   private final ReentrantLock appendLock = new ReentrantLock();
   private final ReentrantReadWriteLock segmentsLock = new ReentrantReadWriteLock();
@@ -78,12 +103,16 @@ public final class PartitionLog implements Closeable {
   private volatile long endOffset;
   private volatile long lastAppendTimestampMs;
   private volatile boolean closed;
+  /** Non-null once another owner took over: what every call then throws. */
+  private volatile String fencedBy;
 
-  private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock) {
+  private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache) {
     this.fs = fs;
     this.dir = dir;
     this.config = config;
     this.clock = clock;
+    this.cache = cache;
+    this.fencing = fs instanceof LeaseRecoverable;
   }
 
   /**
@@ -92,9 +121,23 @@ public final class PartitionLog implements Closeable {
    * readable and the log is writable.
    */
   public static PartitionLog open(FileSystem fs, Path dir, LogConfig config, Clock clock) throws IOException {
+    return open(fs, dir, config, clock, TailCache.DISABLED);
+  }
+
+  /**
+   * As {@link #open(FileSystem, Path, LogConfig, Clock)}, caching recent appends in {@code cache}
+   * (shared by the logs of a server). On a file system with leases this takes the partition over
+   * from any previous owner (see "Single writer" in the class comment).
+   *
+   * @throws PartitionFencedException if yet another server claimed the partition while this one
+   *     was opening it
+   */
+  public static PartitionLog open(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache)
+      throws IOException {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(clock, "clock");
-    PartitionLog log = new PartitionLog(rawIfLocal(Objects.requireNonNull(fs, "fs")), dir, config, clock);
+    Objects.requireNonNull(cache, "cache");
+    PartitionLog log = new PartitionLog(rawIfLocal(Objects.requireNonNull(fs, "fs")), dir, config, clock, cache);
     log.recover();
     return log;
   }
@@ -118,25 +161,34 @@ public final class PartitionLog implements Closeable {
         }
       }
     }
-    TreeMap<Long, FileStatus> logs = new TreeMap<>();
-    List<Path> indexes = new ArrayList<>();
+    if (fencing) epoch = claimOwnership();
+    TreeMap<Long, SegmentFile> logs = new TreeMap<>();
+    List<SegmentFile> indexes = new ArrayList<>();
     for (FileStatus st : fs.listStatus(dir)) {
       String name = st.getPath().getName();
       if (name.endsWith(LogSegment.LOG_SUFFIX) && st.isFile()) {
-        logs.put(parseBaseOffset(name, LogSegment.LOG_SUFFIX), st);
+        SegmentFile f = parseSegmentName(st, LogSegment.LOG_SUFFIX);
+        SegmentFile other = logs.get(f.baseOffset());
+        if (other == null) {
+          logs.put(f.baseOffset(), f);
+        } else {
+          SegmentFile older = other.epoch() < f.epoch() ? other : f;
+          logs.put(f.baseOffset(), other.epoch() < f.epoch() ? f : other);
+          dropOlderDuplicate(older);
+        }
       } else if (name.endsWith(LogSegment.INDEX_SUFFIX) && st.isFile()) {
-        indexes.add(st.getPath());
+        indexes.add(parseSegmentName(st, LogSegment.INDEX_SUFFIX));
       } else if (name.endsWith(LogSegment.INDEX_SUFFIX + ".tmp")) {
         fs.delete(st.getPath(), false);
-      } else {
+      } else if (!name.endsWith(OWNER_SUFFIX)) {
         LOG.warn("Ignoring unexpected file {} in partition log directory {}", name, dir);
       }
     }
-    for (Path index : indexes) {
-      long base = parseBaseOffset(index.getName(), LogSegment.INDEX_SUFFIX);
-      if (!logs.containsKey(base)) {
-        LOG.info("Deleting {}: its segment is gone", index);
-        fs.delete(index, false);
+    for (SegmentFile index : indexes) {
+      SegmentFile log = logs.get(index.baseOffset());
+      if (log == null || log.epoch() != index.epoch()) {
+        LOG.info("Deleting {}: its segment is gone", index.status().getPath());
+        fs.delete(index.status().getPath(), false);
       }
     }
 
@@ -159,38 +211,193 @@ public final class PartitionLog implements Closeable {
         endOffset, segments.size(), sizeBytes(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs));
   }
 
-  /** Opens the segment files (ascending base offsets) into {@code opened}, ending with a new active one. */
-  private void openSegments(TreeMap<Long, FileStatus> logs, List<LogSegment> opened) throws IOException {
-    List<Long> bases = new ArrayList<>(logs.keySet());
-    for (int i = 0; i < bases.size(); i++) {
-      long base = bases.get(i);
-      Path path = logs.get(base).getPath();
-      long fileBytes = recoverLeaseIfOpen(path) ? fs.getFileStatus(path).getLen() : logs.get(base).getLen();
-      if (i < bases.size() - 1) {
-        opened.add(LogSegment.openSealed(fs, dir, base, fileBytes, bases.get(i + 1), config));
+  /** A segment or index file found in the directory. */
+  private record SegmentFile(long baseOffset, long epoch, FileStatus status) {}
+
+  /**
+   * Opens the segment files (ascending base offsets) into {@code opened}, ending with a new active
+   * one. An empty file that is not the newest is dropped: no roll leaves one (a segment is rolled
+   * only once it holds records), only a fenced owner that created a segment after the takeover.
+   */
+  private void openSegments(TreeMap<Long, SegmentFile> logs, List<LogSegment> opened) throws IOException {
+    List<SegmentFile> files = new ArrayList<>();
+    List<Long> lengths = new ArrayList<>();
+    for (SegmentFile f : logs.values()) {
+      Path path = f.status().getPath();
+      files.add(f);
+      lengths.add(recoverLeaseIfOpen(path) ? fs.getFileStatus(path).getLen() : f.status().getLen());
+    }
+    for (int i = files.size() - 2; i >= 0; i--) {
+      if (lengths.get(i) == 0) {
+        LOG.warn("Deleting {}: an empty segment that is not the newest one (left by a fenced owner)",
+            files.get(i).status().getPath());
+        fs.delete(files.get(i).status().getPath(), false);
+        files.remove(i);
+        lengths.remove(i);
+      }
+    }
+    for (int i = 0; i < files.size(); i++) {
+      SegmentFile f = files.get(i);
+      long fileBytes = lengths.get(i);
+      if (i < files.size() - 1) {
+        opened.add(LogSegment.openSealed(fs, dir, f.baseOffset(), f.epoch(), fileBytes, files.get(i + 1).baseOffset(),
+            config, cache));
         continue;
       }
-      LogSegment last = LogSegment.recover(fs, dir, base, fileBytes, config);
+      LogSegment last = LogSegment.recover(fs, dir, f.baseOffset(), f.epoch(), fileBytes, config, cache);
       if (last.hasRecords()) {
         last.seal();
         opened.add(last);
-        opened.add(LogSegment.create(fs, dir, last.nextOffset(), config));
+        opened.add(createSegment(last.nextOffset()));
       } else {
         last.deleteFiles();
-        opened.add(LogSegment.create(fs, dir, base, config));
+        opened.add(createSegment(f.baseOffset()));
       }
     }
     if (opened.isEmpty()) {
-      opened.add(LogSegment.create(fs, dir, 0, config));
+      opened.add(createSegment(0));
     }
   }
 
-  private static long parseBaseOffset(String name, String suffix) throws IOException {
-    String digits = name.substring(0, name.length() - suffix.length());
-    if (digits.length() != 20 || !digits.chars().allMatch(Character::isDigit)) {
-      throw new IOException("unexpected segment file name " + name + ": expected 20 digits + " + suffix);
+  /** A lower-epoch segment file with the same base offset as another: deleted if empty, else kept aside. */
+  private void dropOlderDuplicate(SegmentFile older) throws IOException {
+    Path path = older.status().getPath();
+    long len = recoverLeaseIfOpen(path) ? fs.getFileStatus(path).getLen() : older.status().getLen();
+    if (len == 0) {
+      LOG.info("Deleting {}: an empty segment replaced by a newer owner's", path);
+      fs.delete(path, false);
+    } else {
+      LOG.error("Ignoring {}: another segment with the same base offset and a newer owner epoch exists", path);
+    }
+  }
+
+  private static SegmentFile parseSegmentName(FileStatus st, String suffix) throws IOException {
+    String name = st.getPath().getName();
+    String stem = name.substring(0, name.length() - suffix.length());
+    long base;
+    long epoch = 0;
+    if (stem.length() == 20 && isDigits(stem)) {
+      base = Long.parseLong(stem);
+    } else if (stem.length() == 41 && stem.charAt(20) == '-' && isDigits(stem.substring(0, 20))
+        && isDigits(stem.substring(21))) {
+      base = Long.parseLong(stem.substring(0, 20));
+      epoch = Long.parseLong(stem.substring(21));
+    } else {
+      throw new IOException("unexpected segment file name " + name + ": expected 20 digits, optionally followed by"
+          + " '-' and a 20-digit owner epoch, + " + suffix);
+    }
+    return new SegmentFile(base, epoch, st);
+  }
+
+  private static boolean isDigits(String s) {
+    return !s.isEmpty() && s.chars().allMatch(c -> c >= '0' && c <= '9');
+  }
+
+  static final String OWNER_SUFFIX = ".owner";
+
+  static Path ownerMarker(Path dir, long epoch) {
+    return new Path(dir, String.format("%020d%s", epoch, OWNER_SUFFIX));
+  }
+
+  /**
+   * Claims the partition: creates the empty marker of the next owner epoch with {@code
+   * overwrite=false} (empty, so it needs no DataNode), trying higher epochs if another server
+   * claims concurrently, then deletes the markers of older epochs.
+   */
+  private long claimOwnership() throws IOException {
+    long max = 0;
+    for (FileStatus st : fs.listStatus(dir)) {
+      String name = st.getPath().getName();
+      if (name.endsWith(OWNER_SUFFIX)) {
+        max = Math.max(max, parseOwnerEpoch(name));
+      } else if (name.endsWith(LogSegment.LOG_SUFFIX) || name.endsWith(LogSegment.INDEX_SUFFIX)) {
+        max = Math.max(max, parseSegmentName(st, name.endsWith(LogSegment.LOG_SUFFIX)
+            ? LogSegment.LOG_SUFFIX : LogSegment.INDEX_SUFFIX).epoch());
+      }
+    }
+    for (int attempt = 0; attempt < 10; attempt++) {
+      long mine = max + 1;
+      Path marker = ownerMarker(dir, mine);
+      try {
+        FSDataOutputStream out = fs.create(marker, false);
+        out.close();
+      } catch (IOException e) {
+        if (!fs.exists(marker)) throw e;
+        LOG.info("Owner epoch {} of {} was claimed by another server; trying the next", mine, dir);
+        max = mine;
+        continue;
+      }
+      for (FileStatus st : fs.listStatus(dir)) {
+        String name = st.getPath().getName();
+        if (name.endsWith(OWNER_SUFFIX) && parseOwnerEpoch(name) < mine) fs.delete(st.getPath(), false);
+      }
+      LOG.info("Claimed {} with owner epoch {}", dir, mine);
+      return mine;
+    }
+    throw new IOException("could not claim " + dir + ": 10 owner epochs up to " + max + " were claimed concurrently");
+  }
+
+  private static long parseOwnerEpoch(String name) throws IOException {
+    String digits = name.substring(0, name.length() - OWNER_SUFFIX.length());
+    if (digits.length() != 20 || !isDigits(digits)) {
+      throw new IOException("unexpected owner marker " + name + ": expected 20 digits + " + OWNER_SUFFIX);
     }
     return Long.parseLong(digits);
+  }
+
+  /**
+   * Throws (and fences this log for good) if a newer owner claimed the partition. No-op without
+   * fencing. Append-lock holder or the opening thread.
+   */
+  private void checkOwnership() throws IOException {
+    if (!fencing) return;
+    ensureNotFenced();
+    long newest = -1;
+    try {
+      for (FileStatus st : fs.listStatus(dir)) {
+        String name = st.getPath().getName();
+        if (name.endsWith(OWNER_SUFFIX)) newest = Math.max(newest, parseOwnerEpoch(name));
+      }
+    } catch (FileNotFoundException e) {
+      newest = -1;
+    }
+    if (newest == epoch) return;
+    fencedBy = newest > epoch
+        ? "partition log " + dir + " was taken over by another server (owner epoch " + newest + " > ours, " + epoch
+            + "); this server no longer appends to it or serves it"
+        : "partition log " + dir + " lost its owner marker (epoch " + epoch + "); this server no longer appends to it";
+    LOG.warn("{}", fencedBy);
+    throw new PartitionFencedException(fencedBy);
+  }
+
+  private void ensureNotFenced() throws PartitionFencedException {
+    String why = fencedBy;
+    if (why != null) throw new PartitionFencedException(why);
+  }
+
+  /** Whether another server took the partition over (every append and read now fails). */
+  public boolean isFenced() {
+    return fencedBy != null;
+  }
+
+  /**
+   * Creates a segment under this owner's epoch and checks the ownership after creating it, before
+   * anything is appended (see "Single writer"). A fenced owner deletes the file it just created
+   * (nobody else uses its epoch's names).
+   */
+  private LogSegment createSegment(long baseOffset) throws IOException {
+    LogSegment s = LogSegment.create(fs, dir, baseOffset, epoch, config, cache);
+    try {
+      checkOwnership();
+    } catch (IOException e) {
+      try {
+        s.deleteFiles();
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    return s;
   }
 
   /**
@@ -234,6 +441,8 @@ public final class PartitionLog implements Closeable {
    * @return the offset assigned to the first message of the first block
    * @throws IllegalArgumentException if the list is empty or a block has no messages, a null
    *     payload or a payload above {@link LogConfig#maxBlockBytes()}; nothing is written
+   * @throws PartitionFencedException if another server took the partition over; nothing was
+   *     appended and the log stays unwritable
    * @throws IOException if writing failed; nothing was appended and the log stays writable
    */
   public long append(List<BlockToAppend> blocks, long appendTimestampMs) throws IOException {
@@ -262,6 +471,7 @@ public final class PartitionLog implements Closeable {
     appendLock.lock();
     try {
       ensureOpen();
+      ensureNotFenced();
       long first = endOffset;
       byte[] batch = new byte[(int) batchBytes];
       long[] offsets = new long[blocks.size()];
@@ -317,17 +527,19 @@ public final class PartitionLog implements Closeable {
    * segment stays last without a writer and the next append calls this again. Append lock held.
    */
   private LogSegment startNewActiveSegment() throws IOException {
+    checkOwnership();
     LogSegment old = active();
     List<LogSegment> list = new ArrayList<>(segments);
     if (old.hasRecords()) {
       old.seal();
-      LogSegment fresh = LogSegment.create(fs, dir, endOffset, config);
+      LogSegment fresh = createSegment(endOffset);
       list.add(fresh);
       segments = List.copyOf(list);
       return fresh;
     }
     old.abortWriter();
-    LogSegment fresh = LogSegment.create(fs, dir, old.baseOffset(), config);
+    if (old.epoch() != epoch) old.deleteFiles(); // else create() below replaces the file
+    LogSegment fresh = createSegment(old.baseOffset());
     list.set(list.size() - 1, fresh);
     segmentsLock.writeLock().lock();
     try {
@@ -342,10 +554,24 @@ public final class PartitionLog implements Closeable {
   /** Leaves the log writable after a failed append and returns what to throw. Append lock held. */
   private IOException appendFailed(LogSegment seg, long offset, Throwable failure) {
     seg.abortWriter();
+    if (failure instanceof PartitionFencedException fenced) return fenced;
+    if (fencing && failure instanceof IOException) {
+      try {
+        checkOwnership();
+      } catch (PartitionFencedException fenced) {
+        fenced.initCause(failure);
+        return fenced;
+      } catch (IOException e) {
+        failure.addSuppressed(e); // cannot tell: the roll below checks again
+      }
+    }
     LOG.warn("Append to {} at offset {} failed; the partial write is ignored and a new segment starts at {}",
         seg.path(), offset, offset, failure);
     try {
       startNewActiveSegment();
+    } catch (PartitionFencedException fenced) {
+      fenced.initCause(failure);
+      return fenced;
     } catch (IOException | RuntimeException | FSError e) {
       failure.addSuppressed(e);
       LOG.warn("Could not start a new segment of {} at offset {}; the next append tries again", dir, offset, e);
@@ -365,6 +591,7 @@ public final class PartitionLog implements Closeable {
    *
    * @return empty when {@code offset == endOffset()}
    * @throws OffsetOutOfRangeException if {@code offset < startOffset()} or {@code offset > endOffset()}
+   * @throws PartitionFencedException if another server took the partition over
    * @throws CorruptRecordException if the first block to return cannot be decoded; when a later one
    *     cannot, the blocks before it are returned and the next read reports it
    */
@@ -375,6 +602,7 @@ public final class PartitionLog implements Closeable {
     segmentsLock.readLock().lock();
     try {
       ensureOpen();
+      ensureNotFenced();
       long end = endOffset; // read before the segments: they are published before the end offset
       List<LogSegment> segs = segments;
       long start = segs.get(0).baseOffset();
@@ -461,6 +689,7 @@ public final class PartitionLog implements Closeable {
     appendLock.lock();
     try {
       ensureOpen();
+      if (fencedBy != null) return 0; // the new owner applies retention
       long cutoffMs = clock.millis() - retentionMs;
       List<LogSegment> segs = segments;
       int expired = 0;
@@ -471,6 +700,8 @@ public final class PartitionLog implements Closeable {
           startNewActiveSegment();
           segs = segments;
           expired++;
+        } catch (PartitionFencedException e) {
+          return 0;
         } catch (IOException | RuntimeException | FSError e) {
           LOG.warn("Could not roll the expired active segment of {}; it is kept until the next pass", dir, e);
         }
@@ -507,6 +738,7 @@ public final class PartitionLog implements Closeable {
     appendLock.lock();
     try {
       ensureOpen();
+      ensureNotFenced();
       active().sync();
     } finally {
       appendLock.unlock();
@@ -562,7 +794,11 @@ public final class PartitionLog implements Closeable {
       try {
         if (closed) return;
         closed = true;
-        active().seal();
+        if (fencedBy == null) {
+          active().seal();
+        } else {
+          active().abortWriter(); // a fenced owner writes no file, not even an index
+        }
         for (LogSegment s : segments) s.closeInput();
       } finally {
         segmentsLock.writeLock().unlock();

@@ -22,6 +22,7 @@ import java.util.function.Function;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.slf4j.Logger;
@@ -49,6 +50,11 @@ import org.slf4j.LoggerFactory;
  * opened concurrently with its deletion may be recreated (the retention pass is
  * safe: it skips partitions deleted meanwhile). The file system is not owned: {@link
  * #close} leaves it open.
+ *
+ * <p>All logs share one {@link TailCache} of recent appends. On hdfs, opening a log takes the
+ * partition over from any other server (see {@link PartitionLog}); a log that another server took
+ * over later stays here {@link PartitionLog#isFenced() fenced}, failing every append and read,
+ * until this server restarts.
  */
 public final class PartitionLogs implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionLogs.class);
@@ -60,6 +66,7 @@ public final class PartitionLogs implements Closeable {
   private final Path root;
   private final LogConfig config;
   private final Clock clock;
+  private final TailCache tailCache;
   private final Map<TopicPartition, CompletableFuture<PartitionLog>> logs = new ConcurrentHashMap<>();
   /** Exclusive for {@link #deleteTopic}; shared by retention, so it never reopens a topic being deleted. */
   private final ReentrantReadWriteLock deletion = new ReentrantReadWriteLock();
@@ -70,10 +77,29 @@ public final class PartitionLogs implements Closeable {
    *     replaced by its raw file system (see {@link #fileSystemFor})
    */
   public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock) {
+    this(fs, root, config, clock, 0);
+  }
+
+  /**
+   * @param tailCacheBytes bound of the {@link TailCache} of recent appends shared by all logs of
+   *     this server; 0 disables it
+   */
+  public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes) {
     this.fs = PartitionLog.rawIfLocal(Objects.requireNonNull(fs, "fs"));
     this.root = Objects.requireNonNull(root, "root");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.tailCache = tailCacheBytes == 0 ? TailCache.DISABLED : new TailCache(tailCacheBytes);
+  }
+
+  /** The cache of recent appends shared by this server's logs. */
+  public TailCache tailCache() {
+    return tailCache;
+  }
+
+  /** The file system the logs live on (not owned). */
+  public FileSystem fileSystem() {
+    return fs;
   }
 
   /**
@@ -106,7 +132,7 @@ public final class PartitionLogs implements Closeable {
       if (existing == null) {
         PartitionLog log;
         try {
-          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock);
+          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock, tailCache);
         } catch (IOException | RuntimeException | Error e) {
           logs.remove(key, mine);
           mine.completeExceptionally(e);
@@ -189,7 +215,9 @@ public final class PartitionLogs implements Closeable {
    * One retention pass over every partition on disk (opening those not open yet): deletes the
    * expired segments of each (see {@link PartitionLog#deleteExpiredSegments}). Meant to be called
    * periodically by one scheduler thread, and directly by tests. A failure in one partition is
-   * logged and does not stop the pass.
+   * logged and does not stop the pass. On a file system with leases (hdfs, possibly shared by
+   * several servers) only the partitions this server has open are processed: opening one would
+   * take it over from the server that owns it.
    *
    * @param retentionMsByTopicResourceName retention of a topic; null (topic unknown, e.g. being
    *     deleted) or negative (keep forever) skips the topic
@@ -222,9 +250,14 @@ public final class PartitionLogs implements Closeable {
         if (partitionId < 0) continue;
         deletion.readLock().lock();
         try {
-          if (fs.exists(p.getPath())) { // else the topic was deleted meanwhile: do not recreate it
-            deleted += log(topic, partitionId).deleteExpiredSegments(retentionMs);
+          PartitionLog log = null;
+          if (fs instanceof LeaseRecoverable) {
+            CompletableFuture<PartitionLog> f = logs.get(new TopicPartition(topic, partitionId));
+            if (f != null && f.isDone() && !f.isCompletedExceptionally()) log = f.join();
+          } else if (fs.exists(p.getPath())) { // else the topic was deleted meanwhile: do not recreate it
+            log = log(topic, partitionId);
           }
+          if (log != null) deleted += log.deleteExpiredSegments(retentionMs);
         } catch (IOException | RuntimeException e) {
           LOG.warn("Retention failed for partition {} of {}", partitionId, topic, e);
         } finally {

@@ -481,6 +481,31 @@ class PartitionLogTest {
     fx.assertEveryBlockReadable(recovered, 0);
   }
 
+  @Test
+  void shouldClaimANewOwnerEpochAndDropEmptySegmentsLeftByAFencedOwner() throws Exception {
+    LeaseFileSystem leases = new LeaseFileSystem(raw, "none");
+    PartitionLog first = open(leases, small);
+    for (int i = 0; i < 6; i++) fx.append(first, T0, 1, 951); // segments at 0 (4 records) and 4
+    first.close();
+    assertEquals(List.of("00000000000000000000-00000000000000000001.index",
+        "00000000000000000000-00000000000000000001.log", "00000000000000000001.owner",
+        "00000000000000000004-00000000000000000001.index", "00000000000000000004-00000000000000000001.log"),
+        filesInDir());
+    // what a fenced owner may leave behind: an empty segment inside another's range, and an empty
+    // lower-epoch file with the same base offset as a real segment
+    Files.write(local(LogSegment.logPath(dir, 2, 1)), new byte[0]);
+    Files.write(local(LogSegment.logPath(dir, 4, 0)), new byte[0]);
+
+    PartitionLog second = open(leases, small);
+    assertEquals(6, second.endOffset());
+    fx.assertEveryBlockReadable(second, 0);
+    assertEquals(List.of("00000000000000000000-00000000000000000001.index",
+        "00000000000000000000-00000000000000000001.log", "00000000000000000002.owner",
+        "00000000000000000004-00000000000000000001.index", "00000000000000000004-00000000000000000001.log",
+        "00000000000000000006-00000000000000000002.log"), filesInDir());
+    assertFalse(second.isFenced());
+  }
+
   /** Reports one file as still open until its lease is recovered. */
   static final class LeaseFileSystem extends FaultInjectingFileSystem implements LeaseRecoverable {
     private final String openFile;

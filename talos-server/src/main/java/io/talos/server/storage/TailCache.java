@@ -1,0 +1,119 @@
+package io.talos.server.storage;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Recently appended bytes of the segments of a server's partition logs, bounded in bytes, so that
+ * consumers near the tail are served from memory instead of the file system (on hdfs every read
+ * of a segment still being written costs a NameNode and a DataNode round trip, and an input stream
+ * only sees the length the file had when it was opened).
+ *
+ * <p>What is cached: each successful append puts its batch (the exact bytes written, a contiguous
+ * range of the segment file) after they were flushed and before the log publishes them to readers.
+ * A read of {@code [position, position + len)} of a segment is served when consecutive cached
+ * batches cover the whole range; otherwise the caller reads the file. Eviction is oldest append
+ * first across all segments, which keeps the newest data of every partition. A batch larger than
+ * the capacity is not cached. A segment's batches are dropped when it is closed or deleted.
+ *
+ * <p>Thread-safe: one lock; {@link #put} and {@link #read} copy the bytes under it.
+ */
+public final class TailCache {
+  /** Holds nothing; for logs opened without a shared cache. */
+  public static final TailCache DISABLED = new TailCache(0);
+
+  private record Key(Object segment, long position) {}
+
+  private final long capacityBytes;
+  private final Map<Object, TreeMap<Long, byte[]>> bySegment = new HashMap<>();
+  private final ArrayDeque<Key> insertionOrder = new ArrayDeque<>();
+  private long sizeBytes;
+  private long hits;
+  private long misses;
+
+  /** @param capacityBytes most bytes held; 0 disables the cache */
+  public TailCache(long capacityBytes) {
+    if (capacityBytes < 0) throw new IllegalArgumentException("capacityBytes=" + capacityBytes + " must be >= 0");
+    this.capacityBytes = capacityBytes;
+  }
+
+  /**
+   * Caches {@code bytes} as the content of {@code segment} at {@code position}; the array must not
+   * be changed afterwards. Evicts the oldest batches to stay within the capacity.
+   */
+  public synchronized void put(Object segment, long position, byte[] bytes) {
+    if (bytes.length == 0 || bytes.length > capacityBytes) return;
+    byte[] previous = bySegment.computeIfAbsent(segment, s -> new TreeMap<>()).put(position, bytes);
+    if (previous != null) {
+      sizeBytes -= previous.length;
+    } else {
+      insertionOrder.addLast(new Key(segment, position));
+    }
+    sizeBytes += bytes.length;
+    while (sizeBytes > capacityBytes) {
+      Key oldest = insertionOrder.pollFirst();
+      TreeMap<Long, byte[]> chunks = bySegment.get(oldest.segment());
+      if (chunks == null) continue;
+      byte[] evicted = chunks.remove(oldest.position());
+      if (evicted != null) sizeBytes -= evicted.length;
+      if (chunks.isEmpty()) bySegment.remove(oldest.segment());
+    }
+  }
+
+  /**
+   * Copies {@code [position, position + len)} of {@code segment} into {@code buf} if the cache
+   * holds all of it.
+   *
+   * @return whether it did; on false {@code buf} may have been partly written
+   */
+  public synchronized boolean read(Object segment, long position, byte[] buf, int off, int len) {
+    TreeMap<Long, byte[]> chunks = bySegment.get(segment);
+    if (chunks == null) {
+      misses++;
+      return false;
+    }
+    long pos = position;
+    long end = position + len;
+    while (pos < end) {
+      Map.Entry<Long, byte[]> e = chunks.floorEntry(pos);
+      if (e == null || e.getKey() + e.getValue().length <= pos) {
+        misses++;
+        return false;
+      }
+      int from = (int) (pos - e.getKey());
+      int n = (int) Math.min(e.getValue().length - from, end - pos);
+      System.arraycopy(e.getValue(), from, buf, off + (int) (pos - position), n);
+      pos += n;
+    }
+    hits++;
+    return true;
+  }
+
+  /** Drops every cached batch of {@code segment}. */
+  public synchronized void remove(Object segment) {
+    TreeMap<Long, byte[]> chunks = bySegment.remove(segment);
+    if (chunks == null) return;
+    for (byte[] b : chunks.values()) sizeBytes -= b.length;
+    insertionOrder.removeIf(k -> k.segment() == segment);
+  }
+
+  public long capacityBytes() {
+    return capacityBytes;
+  }
+
+  public synchronized long sizeBytes() {
+    return sizeBytes;
+  }
+
+  /** Reads served entirely from the cache. */
+  public synchronized long hits() {
+    return hits;
+  }
+
+  /** Reads the cache could not serve (the caller went to the file system). */
+  public synchronized long misses() {
+    return misses;
+  }
+}

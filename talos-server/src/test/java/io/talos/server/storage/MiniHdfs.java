@@ -1,0 +1,73 @@
+package io.talos.server.storage;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+
+/**
+ * A MiniDFSCluster for the hdfs:// tests: started once per test class (in {@code @BeforeAll}),
+ * base directory under {@code target/minidfs}, no web UIs, 1 s heartbeats so that lease and block
+ * recovery take about a second instead of several.
+ */
+public final class MiniHdfs implements AutoCloseable {
+  private final MiniDFSCluster cluster;
+  private final Configuration conf;
+
+  private MiniHdfs(MiniDFSCluster cluster, Configuration conf) {
+    this.cluster = cluster;
+    this.conf = conf;
+  }
+
+  /** @param replication the default replication of new files (at most {@code dataNodes}) */
+  public static MiniHdfs start(String name, int dataNodes, int replication) throws IOException {
+    File base = new File("target/minidfs/" + name + "-" + System.nanoTime()).getAbsoluteFile();
+    Files.createDirectories(base.toPath());
+    Configuration conf = new Configuration();
+    conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getPath());
+    conf.setInt("dfs.replication", replication);
+    conf.setInt("dfs.namenode.replication.min", 1);
+    conf.setLong("dfs.blocksize", 1024 * 1024);
+    conf.setInt("dfs.heartbeat.interval", 1);
+    conf.setInt("dfs.namenode.heartbeat.recheck-interval", 2000);
+    conf.setBoolean("dfs.namenode.http.enabled", false);
+    conf.set("dfs.namenode.http-address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+    // clients give up on a dead DataNode quickly instead of retrying for a minute
+    conf.setInt("dfs.client.socket-timeout", 5000);
+    conf.setInt("ipc.client.connect.max.retries", 1);
+    conf.setInt("ipc.client.connect.max.retries.on.timeouts", 1);
+    conf.setInt("dfs.client.block.write.retries", 1);
+    // with 2 DataNodes there is no spare to swap into a pipeline: keep writing to the survivor
+    conf.set("dfs.client.block.write.replace-datanode-on-failure.policy", "NEVER");
+    MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(dataNodes).build();
+    cluster.waitActive();
+    return new MiniHdfs(cluster, conf);
+  }
+
+  public MiniDFSCluster cluster() {
+    return cluster;
+  }
+
+  /** A copy of the cluster's configuration, e.g. for more clients. */
+  public Configuration conf() {
+    return new Configuration(conf);
+  }
+
+  public URI uri() {
+    return cluster.getURI();
+  }
+
+  /** A new client (its own lease holder, as another server would be); the caller closes it. */
+  public FileSystem newClient() throws IOException {
+    return FileSystem.newInstance(uri(), conf());
+  }
+
+  @Override
+  public void close() {
+    cluster.shutdown(true);
+  }
+}
