@@ -47,6 +47,7 @@ public final class ServerConfig extends TalosConfig {
 
   public static final String MESSAGE_MAX_BYTES = "message.max.bytes";
   public static final String MESSAGE_BLOCK_VALIDATION = "message.block.validation";
+  public static final String MESSAGE_BLOCK_UNCOMPRESSED_MAX_BYTES = "message.block.uncompressed.max.bytes";
   public static final String GET_MAX_MESSAGES = "message.get.max.messages";
   public static final String GET_MAX_BYTES = "message.get.max.bytes";
 
@@ -126,6 +127,9 @@ public final class ServerConfig extends TalosConfig {
           "Largest single message, in bytes (the Talos SDK allows 10 MiB).")
       .define(MESSAGE_BLOCK_VALIDATION, Type.STRING, "full", Validator.oneOf("full", "none"),
           "full: decompress and check every put block's message framing and sizes before storing it; none: store blocks unchecked.")
+      .define(MESSAGE_BLOCK_UNCOMPRESSED_MAX_BYTES, Type.LONG, 2L * 10 * 1024 * 1024 + 1024 * 1024,
+          Validator.between(1024, Integer.MAX_VALUE),
+          "With full validation, the most bytes one put block may decompress to (SDK batches stay under 2 x message.max.bytes); larger blocks are refused.")
       .define(GET_MAX_MESSAGES, Type.INT, 10_000, Validator.atLeast(1),
           "Most messages one getMessage answers with, whatever the client asks.")
       .define(GET_MAX_BYTES, Type.INT, 8 * 1024 * 1024, Validator.atLeast(1024),

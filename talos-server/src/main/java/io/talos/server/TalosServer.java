@@ -93,7 +93,8 @@ public final class TalosServer implements AutoCloseable {
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
           new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
               config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
-              config.getInt(ServerConfig.MESSAGE_MAX_BYTES)),
+              config.getInt(ServerConfig.MESSAGE_MAX_BYTES),
+              config.getLong(ServerConfig.MESSAGE_BLOCK_UNCOMPRESSED_MAX_BYTES)),
           config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES));
       taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
       Map<String, ApiHandler.Service> services = Map.of(

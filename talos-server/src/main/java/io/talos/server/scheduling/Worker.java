@@ -89,10 +89,21 @@ public final class Worker {
     return true;
   }
 
-  /** The body of this worker's thread: serves tasks until the pool closes. */
+  /**
+   * The body of this worker's thread: serves tasks until the pool closes. An unexpected error
+   * (tasks' own failures are handled in {@link #serve}) is logged and the loop goes on: a dead
+   * worker would leave every request of the partitions pinned to it unanswered.
+   */
   void runLoop() {
-    Work work;
-    while ((work = poll(true)) != null) serve(work);
+    while (true) {
+      try {
+        Work work = poll(true);
+        if (work == null) return;
+        serve(work);
+      } catch (Throwable t) {
+        LOG.error("worker {} hit an unexpected error and goes on serving", id, t);
+      }
+    }
   }
 
   /** Queues {@code task}; false if the worker is closed. Called within the key's table entry lock. */

@@ -4,26 +4,36 @@ import io.talos.common.errors.TalosErrors;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.MessageBlock;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.zip.GZIPInputStream;
-import org.xerial.snappy.SnappyInputStream;
+import org.xerial.snappy.Snappy;
 
 /**
  * Checks that a block holds exactly {@code messageNumber} well-framed messages of 1 to
- * {@code maxMessageBytes} bytes each, before the server stores it. The server never changes a
- * block; it only refuses one that a consumer could not decode (the SDK would retry such a block
- * forever and the partition would be stuck behind it).
+ * {@code maxMessageBytes} bytes each, which the Talos SDK 2.0.2 can decode, before the server
+ * stores it. The server never changes a block; it only refuses one that a consumer could not
+ * decode (the SDK would retry such a block forever and the partition would be stuck behind it).
  *
  * <p>Payload format (Talos SDK 2.0.2): the messages serialized back to back, then compressed as a
- * whole (NONE; SNAPPY with snappy-java's stream framing; GZIP). A message is either
+ * whole (NONE; SNAPPY with snappy-java's stream framing, or a bare snappy buffer; GZIP). A
+ * message is either
  * <pre>
- *   V2: 'V' u16(2) u8(0) | i64 createTimestamp | i16 messageType | u16 seqLen | seq | i32 dataLen | data
+ *   V2: 'V' u16(2) u8(0) | i64 createTimestamp | i16 messageType | i16 seqLen | seq | i32 dataLen | data
  *   V1: i32 seqLen | seq | i32 dataLen | data          (older SDKs; first byte is never 'V')
  * </pre>
- * all big-endian. {@link Mode#NONE} skips the check (trusted producers; saves the decompression).
+ * all big-endian. The SDK reads the V2 sequence length as a signed short and assembles the V1
+ * one from signed bytes, so lengths it would misread (V2 above 32767, V1 with a byte above 0x7F)
+ * are refused.
+ *
+ * <p>Decompression is bounded: a block may expand to at most {@code maxUncompressedBytes}; a
+ * snappy chunk's declared length is checked before anything is allocated. A tiny block claiming a
+ * huge size costs nothing but its refusal. {@link Mode#NONE} skips the check (trusted producers;
+ * saves the decompression).
  *
  * <p>Thread-safe; stateless.
  */
@@ -31,14 +41,17 @@ public final class MessageBlockValidator {
   public enum Mode { FULL, NONE }
 
   private static final int V2_MARKER = 'V';
-  private static final int MAX_SEQUENCE_BYTES = 65535;
+  private static final byte[] SNAPPY_MAGIC = {(byte) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
+  private static final int SNAPPY_HEADER_BYTES = SNAPPY_MAGIC.length + 8;
 
   private final Mode mode;
   private final int maxMessageBytes;
+  private final long maxUncompressedBytes;
 
-  public MessageBlockValidator(Mode mode, int maxMessageBytes) {
+  public MessageBlockValidator(Mode mode, int maxMessageBytes, long maxUncompressedBytes) {
     this.mode = mode;
     this.maxMessageBytes = maxMessageBytes;
+    this.maxUncompressedBytes = maxUncompressedBytes;
   }
 
   /** @param index the block's position in the request, for the error message */
@@ -59,14 +72,21 @@ public final class MessageBlockValidator {
                 + version + "; supported: 1, 2");
           }
           in.skipNBytes(8 + 2);
-          in.skipNBytes(in.readUnsignedShort());
-          dataLength = in.readInt();
-        } else {
-          int seqLength = (first << 24) | (in.readUnsignedByte() << 16) | in.readUnsignedShort();
-          if (seqLength < 0 || seqLength > MAX_SEQUENCE_BYTES) {
-            throw TalosErrors.invalidParams("block " + index + " message " + seen + " is not a Talos message");
+          int seqLength = in.readShort();
+          if (seqLength < 0) {
+            throw TalosErrors.invalidParams("block " + index + " message " + seen
+                + " has a sequence number over 32767 bytes, which SDK consumers cannot read");
           }
           in.skipNBytes(seqLength);
+          dataLength = in.readInt();
+        } else {
+          int b1 = in.readUnsignedByte();
+          int b2 = in.readUnsignedByte();
+          int b3 = in.readUnsignedByte();
+          if (((first | b1 | b2 | b3) & 0x80) != 0) {
+            throw TalosErrors.invalidParams("block " + index + " message " + seen + " is not a Talos message");
+          }
+          in.skipNBytes((first << 24) | (b1 << 16) | (b2 << 8) | b3);
           dataLength = in.readInt();
         }
         if (dataLength < 1 || dataLength > maxMessageBytes) {
@@ -82,19 +102,106 @@ public final class MessageBlockValidator {
     } catch (EOFException e) {
       throw TalosErrors.invalidParams("block " + index + " ends after " + seen + " whole messages but its"
           + " messageNumber is " + expected);
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
+      // Corrupt compressed data surfaces as IOException or, from snappy's native code, as
+      // SnappyError / runtime exceptions: all mean the same to the client.
       throw TalosErrors.invalidParams("block " + index + " payload is not valid "
           + block.getCompressionType() + " data: " + e.getMessage());
+    } catch (Error e) {
+      if (e instanceof VirtualMachineError) throw e;
+      throw TalosErrors.invalidParams("block " + index + " payload is not valid "
+          + block.getCompressionType() + " data: " + e);
     }
   }
 
-  private static InputStream open(int compressionType, byte[] payload) throws IOException {
-    InputStream raw = new ByteArrayInputStream(payload);
+  private InputStream open(int compressionType, byte[] payload) throws IOException {
     switch (compressionType) {
-      case 0: return raw;
-      case 1: return new SnappyInputStream(raw);
-      case 2: return new GZIPInputStream(raw);
+      case 0: return new ByteArrayInputStream(payload);
+      case 1: return new ByteArrayInputStream(unsnappy(payload));
+      case 2: return new BoundedInputStream(new GZIPInputStream(new ByteArrayInputStream(payload)));
       default: throw new IOException("unknown compression type " + compressionType);
+    }
+  }
+
+  /** snappy-java's stream framing (magic, version, compatible version, then length-prefixed chunks), or a bare snappy buffer. */
+  private byte[] unsnappy(byte[] payload) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    if (!hasSnappyMagic(payload)) {
+      appendChunk(payload, 0, payload.length, out);
+      return out.toByteArray();
+    }
+    if (payload.length < SNAPPY_HEADER_BYTES) throw new EOFException();
+    int pos = SNAPPY_HEADER_BYTES;
+    while (pos < payload.length) {
+      if (payload.length - pos < 4) throw new IOException("truncated snappy chunk header");
+      int length = ((payload[pos] & 0xff) << 24) | ((payload[pos + 1] & 0xff) << 16)
+          | ((payload[pos + 2] & 0xff) << 8) | (payload[pos + 3] & 0xff);
+      pos += 4;
+      if (length <= 0 || length > payload.length - pos) throw new IOException("snappy chunk length " + length + " is out of bounds");
+      appendChunk(payload, pos, length, out);
+      pos += length;
+    }
+    return out.toByteArray();
+  }
+
+  private void appendChunk(byte[] payload, int offset, int length, ByteArrayOutputStream out) throws IOException {
+    long size = Snappy.uncompressedLength(payload, offset, length);
+    if (size < 0 || out.size() + size > maxUncompressedBytes) {
+      throw new IOException("it would decompress to more than " + maxUncompressedBytes
+          + " bytes (message.block.uncompressed.max.bytes)");
+    }
+    byte[] chunk = new byte[(int) size];
+    Snappy.uncompress(payload, offset, length, chunk, 0);
+    out.write(chunk);
+  }
+
+  private static boolean hasSnappyMagic(byte[] payload) {
+    if (payload.length < SNAPPY_MAGIC.length) return false;
+    for (int i = 0; i < SNAPPY_MAGIC.length; i++) if (payload[i] != SNAPPY_MAGIC[i]) return false;
+    return true;
+  }
+
+  /** Fails once more than {@code maxUncompressedBytes} have been read (a decompression bomb). */
+  private final class BoundedInputStream extends FilterInputStream {
+    private long count;
+
+    BoundedInputStream(InputStream in) {
+      super(in);
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = super.read();
+      if (b >= 0) count(1);
+      return b;
+    }
+
+    @Override
+    public int read(byte[] buf, int off, int len) throws IOException {
+      int n = super.read(buf, off, len);
+      if (n > 0) count(n);
+      return n;
+    }
+
+    /** Skips by reading, so skipped bytes count too. */
+    @Override
+    public long skip(long n) throws IOException {
+      byte[] sink = new byte[(int) Math.min(8192, Math.max(1, n))];
+      long skipped = 0;
+      while (skipped < n) {
+        int r = read(sink, 0, (int) Math.min(sink.length, n - skipped));
+        if (r < 0) break;
+        skipped += r;
+      }
+      return skipped;
+    }
+
+    private void count(int n) throws IOException {
+      count += n;
+      if (count > maxUncompressedBytes) {
+        throw new IOException("it decompresses to more than " + maxUncompressedBytes
+            + " bytes (message.block.uncompressed.max.bytes)");
+      }
     }
   }
 }
