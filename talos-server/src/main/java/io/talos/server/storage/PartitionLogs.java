@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -70,6 +71,12 @@ public final class PartitionLogs implements Closeable {
   private final Map<TopicPartition, CompletableFuture<PartitionLog>> logs = new ConcurrentHashMap<>();
   /** Exclusive for {@link #deleteTopic}; shared by retention, so it never reopens a topic being deleted. */
   private final ReentrantReadWriteLock deletion = new ReentrantReadWriteLock();
+  /**
+   * Resource names deleted by this instance. A request that resolved its topic just before the
+   * deletion must not recreate the partition afterwards (and be acknowledged into a directory
+   * that the next start deletes as an orphan). Names are never reused, so entries never expire.
+   */
+  private final Set<String> deletedTopics = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   /**
@@ -125,6 +132,24 @@ public final class PartitionLogs implements Closeable {
     TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
         partitionId);
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    CompletableFuture<PartitionLog> existing = logs.get(key);
+    if (existing == null) {
+      // Under the deletion read lock: either deleteTopic has run (and the name is in
+      // deletedTopics) or it will find and delete the log opened here.
+      deletion.readLock().lock();
+      try {
+        if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
+        return openOrAwait(key);
+      } finally {
+        deletion.readLock().unlock();
+      }
+    }
+    return await(existing, key);
+  }
+
+  private PartitionLog openOrAwait(TopicPartition key) throws IOException {
+    String topicResourceName = key.topicResourceName();
+    int partitionId = key.partitionId();
     CompletableFuture<PartitionLog> existing = logs.get(key);
     if (existing == null) {
       CompletableFuture<PartitionLog> mine = new CompletableFuture<>();
@@ -192,6 +217,7 @@ public final class PartitionLogs implements Closeable {
   }
 
   private void deleteTopicLocked(String topicResourceName) throws IOException {
+    deletedTopics.add(topicResourceName);
     for (TopicPartition key : new ArrayList<>(logs.keySet())) {
       if (!key.topicResourceName().equals(topicResourceName)) continue;
       CompletableFuture<PartitionLog> f = logs.remove(key);

@@ -115,7 +115,11 @@ class PartitionLogsTest {
     assertFalse(Files.exists(tmp.resolve("data/CL123.23orders.23a1b2")));
     assertEquals(List.of(CLICKS), logs.topicResourceNames());
     assertEquals(3, logs.log(CLICKS, 0).endOffset());
-    assertEquals(0, logs.log(ORDERS, 0).endOffset(), "a topic used again starts empty");
+    // A request that resolved the topic before the deletion must not recreate it afterwards.
+    assertThrows(TopicDeletedException.class, () -> logs.log(ORDERS, 1));
+    assertThrows(TopicDeletedException.class, () -> logs.log(ORDERS, 0));
+    assertFalse(Files.exists(tmp.resolve("data/CL123.23orders.23a1b2")), "nothing recreated");
+    assertThrows(IOException.class, () -> append(opened, 1), "a log held across the deletion cannot append");
   }
 
   @Test
