@@ -54,6 +54,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String SCHEDULING_WORKERS = "scheduling.workers";
   public static final String SCHEDULING_SELECTOR = "scheduling.selector";
   public static final String SCHEDULING_MAX_WAITING_TASKS = "scheduling.max.waiting.tasks";
+  public static final String SCHEDULING_MAX_WAITING_BYTES = "scheduling.max.waiting.bytes";
   public static final String SCHEDULING_PRIORITY_CLASSES = "scheduling.priority.classes";
   public static final String SCHEDULING_BATCH_MAX_COUNT = "scheduling.batch.max.count";
   public static final String SCHEDULING_BATCH_MAX_BYTES = "scheduling.batch.max.bytes";
@@ -141,6 +142,8 @@ public final class ServerConfig extends TalosConfig {
           "least-loaded: a partition's tasks go to the worker already serving it, else the worker with the fewest waiting tasks (ties: lowest id); hashed: each partition to a fixed worker (the old model).")
       .define(SCHEDULING_MAX_WAITING_TASKS, Type.INT, 10_000, Validator.between(1, 10_000_000),
           "Most put/get tasks waiting in the whole server; beyond it requests are refused at once with EXCESSIVE_PENDING_MESSAGE (retriable).")
+      .define(SCHEDULING_MAX_WAITING_BYTES, Type.LONG, 128L * 1024 * 1024, Validator.between(1024 * 1024, 1L << 40),
+          "Most request-body bytes held by waiting and running put/get tasks; beyond it requests are refused at once with EXCESSIVE_PENDING_MESSAGE (retriable). Keep it well under the heap.")
       .define(SCHEDULING_PRIORITY_CLASSES, Type.STRING, "put,get", priorityClasses(),
           "Priority classes of pool tasks (puts and gets), served first to last within a worker, FIFO within a class; must name put and get.")
       .define(SCHEDULING_BATCH_MAX_COUNT, Type.INT, 64, Validator.between(1, 100_000),

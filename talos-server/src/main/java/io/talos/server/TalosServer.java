@@ -124,7 +124,8 @@ public final class TalosServer implements AutoCloseable {
       connector.setPort(config.getInt(ServerConfig.PORT));
       server.addConnector(connector);
       server.setHandler(new Handler.Sequence(
-          new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool, messageHandler),
+          new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
+              config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler),
           new OpsHandler(metrics),
           new NotFoundHandler()));
       server.start();

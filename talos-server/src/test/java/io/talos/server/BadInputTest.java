@@ -241,6 +241,30 @@ class BadInputTest {
   }
 
   @Test
+  void malformedSignedPartsGet401Or412NeverA500() throws Exception {
+    byte[] body = RawApi.call("listTopics", new TopicService.listTopics_args());
+    long now = Instant.now().getEpochSecond();
+    // Sent by hand: no signer would sign a non-numeric Expires.
+    HttpResponse<byte[]> expires = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+            server.endpoint().resolve("/v1/api/topic?type=listTopics&Expires=soon"))
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body))
+        .header("Content-Type", "application/x-thrift-compact")
+        .header("X-Xiaomi-Timestamp", Long.toString(now))
+        .header("X-Xiaomi-Content-MD5", io.talos.common.auth.GalaxySigner.contentMd5Hex(body, 0, body.length))
+        .header("Authorization", "Galaxy-V3 " + server.adminCredential().secretKeyId() + ":bm90LWEtc2lnbmF0dXJl")
+        .build(), HttpResponse.BodyHandlers.ofByteArray());
+    assertEquals(401, expires.statusCode(), RawApi.text(expires));
+    assertTrue(RawApi.text(expires).contains("Expires=soon is not a number"), RawApi.text(expires));
+    // A timestamp that would wrap around when turned into milliseconds is refused, not let through.
+    long wrapping = (Long.MAX_VALUE / 1000) + 18_446_744_073_709_552L / 1000;
+    for (long ts : new long[] {wrapping, Long.MAX_VALUE / 1000, -now}) {
+      HttpResponse<byte[]> r = api.send("POST", "/v1/api/topic", "listTopics", body, ts,
+          server.adminCredential().secretKey(), null, null);
+      assertEquals(412, r.statusCode(), "timestamp " + ts + ": " + RawApi.text(r));
+    }
+  }
+
+  @Test
   void oversizeRequestsGet413() throws Exception {
     HttpResponse<byte[]> big = api.post("/v1/api/message", "putMessage", new byte[13 * 1024 * 1024]);
     assertEquals(413, big.statusCode());

@@ -86,8 +86,10 @@ final class RawApi {
     Map<String, List<String>> headers = new LinkedHashMap<>();
     headers.put("Content-Type", List.of("application/x-thrift-compact"));
     headers.put(GalaxySigner.TIMESTAMP, List.of(Long.toString(epochSecs)));
+    // The date header is informational; a timestamp beyond what a date can print gets today's.
+    long dateSecs = Math.abs(epochSecs) < 200_000_000_000L ? epochSecs : Instant.now().getEpochSecond();
     headers.put(GalaxySigner.DATE, List.of(DateTimeFormatter.RFC_1123_DATE_TIME.format(
-        Instant.ofEpochSecond(epochSecs).atOffset(ZoneOffset.UTC))));
+        Instant.ofEpochSecond(dateSecs).atOffset(ZoneOffset.UTC))));
     headers.put(GalaxySigner.CONTENT_MD5, List.of(GalaxySigner.contentMd5Hex(signed, 0, signed.length)));
     HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path + "?" + query))
         .method(httpMethod, HttpRequest.BodyPublishers.ofByteArray(body));

@@ -111,4 +111,25 @@ class ScheduledRequestsEndToEndTest {
       assertEquals(0, api.put(tap, List.of("in time")), "the partition is untouched and writable");
     }
   }
+
+  @Test
+  void aClientDeadlineIsJudgedOnTheClientsOwnClock() throws Exception {
+    try (TalosServer server = TestServers.start(dir)) {
+      RawApi api = new RawApi(server.endpoint(), server.adminCredential().secretKeyId(), server.adminCredential().secretKey());
+      TopicTalosResourceName trn = api.createTopic("skewed", 1);
+      TopicAndPartition tap = new TopicAndPartition("skewed", trn, 0);
+      // A client whose clock is 20 s behind asks for 10 s: on the server's clock that deadline
+      // is 10 s in the past, on the client's it is 10 s ahead; the server must serve it.
+      long clientNowSecs = System.currentTimeMillis() / 1000 - 20;
+      PutMessageRequest put = new PutMessageRequest(tap, List.of(new MessageBlock(0, 1, MessageCompressionType.NONE,
+          ByteBuffer.wrap(RawApi.noneBlock("on time".getBytes(StandardCharsets.UTF_8))))), 1, "skew#1")
+          .setTimeoutTimestamp(clientNowSecs * 1000 + 10_000);
+      java.net.http.HttpResponse<byte[]> response = api.send("POST", "/v1/api/message", "putMessage",
+          RawApi.call("putMessage", new MessageService.putMessage_args(put)), clientNowSecs,
+          server.adminCredential().secretKey(), null, "talos-java-client/test");
+      MessageService.putMessage_result r = RawApi.reply(response.body(), new MessageService.putMessage_result());
+      assertTrue(!r.isSetE(), () -> "refused: " + r.getE());
+      assertEquals(0, r.getSuccess().getStartMessageOffset());
+    }
+  }
 }

@@ -48,6 +48,7 @@ public final class GalaxySigner {
   private GalaxySigner() {}
 
   /**
+   * @throws IllegalArgumentException if the query's {@code Expires} parameter is not a number
    * @param headers request headers, names in any case, each with its values in arrival order
    * @param path the URI path, e.g. {@code /v1/api/message}
    * @param query the raw query string without '?', or null
@@ -65,7 +66,7 @@ public final class GalaxySigner {
     sb.append(first(lower, "content-md5")).append('\n');
     sb.append(first(lower, "content-type")).append('\n');
     String expires = params.get("Expires");
-    if (expires != null && !expires.isEmpty() && Long.parseLong(expires) > 0) {
+    if (expires != null && !expires.isEmpty() && parseExpires(expires) > 0) {
       sb.append(expires).append('\n');
     } else {
       sb.append(first(lower, DATE).isEmpty() ? first(lower, "date") : "").append('\n');
@@ -116,6 +117,15 @@ public final class GalaxySigner {
   /** Compares two signatures in time independent of where they differ. */
   public static boolean signaturesEqual(String a, String b) {
     return MessageDigest.isEqual(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** @throws IllegalArgumentException if the Expires parameter is not a number */
+  private static long parseExpires(String expires) {
+    try {
+      return Long.parseLong(expires);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("query parameter Expires=" + expires + " is not a number");
+    }
   }
 
   private static String first(Map<String, List<String>> headers, String name) {

@@ -46,11 +46,20 @@ public final class Authenticator {
   }
 
   /**
-   * @param headers all request headers (any name case) with their values
-   * @return the credential the request was signed with
+   * What the headers alone establish: who claims to sign the request, with which signature, at
+   * which time. Checked before the body is read, so an unauthenticated client cannot make the
+   * server buffer a large body.
+   *
+   * @param clientTimestampSecs the request's X-Xiaomi-Timestamp (its clock), epoch seconds
    */
-  public Credential authenticate(String method, String path, String query,
-      Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
+  public record Claim(Credential credential, String signature, long clientTimestampSecs) {}
+
+  /**
+   * Checks the Authorization header, the timestamp and the key id.
+   *
+   * @param headers all request headers (any name case) with their values
+   */
+  public Claim checkHeaders(Map<String, List<String>> headers) throws AuthenticationException {
     String authorization = header(headers, GalaxySigner.AUTHORIZATION);
     if (authorization == null) {
       throw new AuthenticationException(401, "missing Authorization header; expected 'Galaxy-V3 <secretKeyId>:<signature>'");
@@ -80,12 +89,24 @@ public final class Authenticator {
     } catch (NumberFormatException e) {
       throw new AuthenticationException(401, GalaxySigner.TIMESTAMP + " '" + timestamp + "' is not epoch seconds");
     }
-    long skewMs = Math.abs(clock.millis() - requestSecs * 1000);
+    long nowMs = clock.millis();
+    // Bounded first so that the multiplication cannot wrap around into the allowed window.
+    long skewMs = Math.abs(requestSecs) > Long.MAX_VALUE / 2000 ? Long.MAX_VALUE : Math.abs(nowMs - requestSecs * 1000);
     if (skewMs > maxSkewMs) {
       throw new AuthenticationException(412, "request timestamp " + requestSecs + " differs from server time by "
-          + skewMs + " ms; at most " + maxSkewMs + " ms is allowed");
+          + (skewMs == Long.MAX_VALUE ? "too much" : skewMs + " ms") + "; at most " + maxSkewMs + " ms is allowed");
     }
+    Optional<Credential> credential = metadata.credential(keyId);
+    // Same answer for unknown key and wrong signature: do not reveal which key ids exist.
+    if (credential.isEmpty()) {
+      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'");
+    }
+    return new Claim(credential.get(), signature, requestSecs);
+  }
 
+  /** Checks the body's MD5 and the signature over the request. */
+  public Credential verify(Claim claim, String method, String path, String query,
+      Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
     String md5 = header(headers, GalaxySigner.CONTENT_MD5);
     if (md5 == null) {
       throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
@@ -95,18 +116,22 @@ public final class Authenticator {
     if (!stripLeadingZeros(md5).equalsIgnoreCase(stripLeadingZeros(GalaxySigner.contentMd5Hex(body, 0, bodyLength)))) {
       throw new AuthenticationException(401, GalaxySigner.CONTENT_MD5 + " does not match the request body");
     }
+    String expected;
+    try {
+      expected = GalaxySigner.sign(claim.credential().secretKey(), GalaxySigner.stringToSign(method, path, query, headers));
+    } catch (IllegalArgumentException e) {
+      throw new AuthenticationException(401, e.getMessage());
+    }
+    if (!GalaxySigner.signaturesEqual(expected, claim.signature())) {
+      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + claim.credential().secretKeyId() + "'");
+    }
+    return claim.credential();
+  }
 
-    Optional<Credential> credential = metadata.credential(keyId);
-    // Same answer for unknown key and wrong signature: do not reveal which key ids exist.
-    if (credential.isEmpty()) {
-      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'");
-    }
-    String expected = GalaxySigner.sign(credential.get().secretKey(),
-        GalaxySigner.stringToSign(method, path, query, headers));
-    if (!GalaxySigner.signaturesEqual(expected, signature)) {
-      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'");
-    }
-    return credential.get();
+  /** {@link #checkHeaders} then {@link #verify}, for callers that already hold the body. */
+  public Credential authenticate(String method, String path, String query,
+      Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
+    return verify(checkHeaders(headers), method, path, query, headers, body, bodyLength);
   }
 
   private static String stripLeadingZeros(String hex) {

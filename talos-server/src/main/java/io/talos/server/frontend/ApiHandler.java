@@ -7,6 +7,7 @@ import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.Authenticator.AuthenticationException;
 import io.talos.common.errors.TalosErrors;
 import io.talos.server.metadata.Credential;
+import io.talos.server.metadata.MetadataException;
 import io.talos.server.scheduling.Admission;
 import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.TaskPoolClosedException;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -58,6 +60,8 @@ public final class ApiHandler extends Handler.Abstract {
   private final int maxRequestBytes;
   private final MetricRegistry metrics;
   private final TaskPool pool;
+  private final long maxWaitingBytes;
+  private final AtomicLong waitingBytes = new AtomicLong();
   private final MessageServiceHandler messages;
   private final int putPriority;
   private final int getPriority;
@@ -69,10 +73,11 @@ public final class ApiHandler extends Handler.Abstract {
   /**
    * @param pool serves putMessage and getMessage (the Jetty thread only parses and
    *     authenticates); every other call runs on the Jetty thread
+   * @param maxWaitingBytes most request-body bytes held by pool tasks at once
    * @param messages the message service itself, for batched puts (group commit)
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
-      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, MessageServiceHandler messages) {
+      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages) {
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes)));
     this.dispatchers = Map.copyOf(d);
@@ -81,6 +86,8 @@ public final class ApiHandler extends Handler.Abstract {
     this.maxRequestBytes = maxRequestBytes;
     this.metrics = metrics;
     this.pool = pool;
+    this.maxWaitingBytes = maxWaitingBytes;
+    metrics.gauge("pool.waiting.bytes", () -> waitingBytes::get);
     this.messages = messages;
     this.putPriority = pool.config().priorityOf("put");
     this.getPriority = pool.config().priorityOf("get");
@@ -102,6 +109,22 @@ public final class ApiHandler extends Handler.Abstract {
       response.getHeaders().put(HttpHeader.ALLOW, "POST");
       return error(response, callback, 405, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
     }
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    for (HttpField field : request.getHeaders()) {
+      headers.computeIfAbsent(field.getName(), k -> new ArrayList<>()).add(field.getValue());
+    }
+    String query = request.getHttpURI().getQuery();
+    // The headers first: an unauthenticated client cannot make the server read a large body.
+    Authenticator.Claim claim;
+    try {
+      claim = authenticator.checkHeaders(headers);
+    } catch (AuthenticationException e) {
+      return authenticationError(response, callback, e);
+    } catch (MetadataException e) {
+      LOG.warn("cannot look up a credential", e);
+      return error(response, callback, 503, "the metadata store is unavailable, retry later: " + e.getMessage());
+    }
+
     long declared = request.getLength();
     byte[] body;
     try (InputStream in = Content.Source.asInputStream(request)) {
@@ -119,21 +142,11 @@ public final class ApiHandler extends Handler.Abstract {
     } catch (IOException e) {
       return error(response, callback, 400, "cannot read the request body: " + e.getMessage());
     }
-
-    Map<String, List<String>> headers = new LinkedHashMap<>();
-    for (HttpField field : request.getHeaders()) {
-      headers.computeIfAbsent(field.getName(), k -> new ArrayList<>()).add(field.getValue());
-    }
-    String query = request.getHttpURI().getQuery();
     Credential credential;
     try {
-      credential = authenticator.authenticate("POST", path, query, headers, body, body.length);
+      credential = authenticator.verify(claim, "POST", path, query, headers, body, body.length);
     } catch (AuthenticationException e) {
-      metrics.meter("auth.failures").mark();
-      if (e.httpStatus() == 412) {
-        response.getHeaders().put(GalaxySigner.TIMESTAMP, Long.toString(clock.millis() / 1000));
-      }
-      return error(response, callback, e.httpStatus(), e.getMessage());
+      return authenticationError(response, callback, e);
     }
 
     String agent = request.getHeaders().get(HttpHeader.USER_AGENT);
@@ -149,26 +162,48 @@ public final class ApiHandler extends Handler.Abstract {
     String service = path.substring(API_PREFIX.length());
     Timer.Context timer = metrics.timer("requests." + service + "." + call.method()).time();
     if (service.equals("message") && (call.method().equals("putMessage") || call.method().equals("getMessage"))) {
-      PendingReply pending = new PendingReply(response, callback, timer);
-      io.talos.server.scheduling.Task task = call.method().equals("putMessage")
-          ? new PutTask(messages, call, ctx, pending, metrics, putPriority)
-          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority);
-      Admission admission = pool.submit(task);
+      // Request bodies held by waiting and running tasks are bounded too, not only their count.
+      long held = body.length;
+      boolean fits = waitingBytes.addAndGet(held) <= maxWaitingBytes;
+      PendingReply pending = new PendingReply(response, callback, timer, () -> waitingBytes.addAndGet(-held));
+      // The client's deadline is on the client's clock: move it onto ours by the offset its
+      // signed X-Xiaomi-Timestamp shows (to the second).
+      long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
+      MessageCallTask task = call.method().equals("putMessage")
+          ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs)
+          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs);
+      Admission admission = fits ? pool.submit(task) : Admission.REJECTED_FULL;
       if (!admission.accepted()) {
         // Refused fast, never queued: the client retries later (or elsewhere).
         task.fail(admission == Admission.REJECTED_FULL
-            ? TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server has " + pool.config().maxWaitingTasks()
-                + " requests waiting (scheduling.max.waiting.tasks); retry later")
+            ? TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server has too many requests waiting"
+                + " (scheduling.max.waiting.tasks / scheduling.max.waiting.bytes); retry later")
             : new TaskPoolClosedException());
       }
       return true;
     }
-    byte[] reply = dispatcher.execute(call, ctx);
-    timer.stop();
+    byte[] reply;
+    try {
+      reply = dispatcher.execute(call, ctx);
+    } catch (RuntimeException e) {
+      // The services' ErrorBoundary answers every service error; this is a bug in the path itself.
+      LOG.error("{} failed outside the service error boundary", call.method(), e);
+      return error(response, callback, 500, "internal error serving " + call.method() + ": " + e);
+    } finally {
+      timer.stop();
+    }
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(reply), callback);
     return true;
+  }
+
+  private boolean authenticationError(Response response, Callback callback, AuthenticationException e) {
+    metrics.meter("auth.failures").mark();
+    if (e.httpStatus() == 412) {
+      response.getHeaders().put(GalaxySigner.TIMESTAMP, Long.toString(clock.millis() / 1000));
+    }
+    return error(response, callback, e.httpStatus(), e.getMessage());
   }
 
   private boolean error(Response response, Callback callback, int status, String message) {

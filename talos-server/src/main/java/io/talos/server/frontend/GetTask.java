@@ -14,14 +14,14 @@ final class GetTask extends MessageCallTask {
   private final ThriftDispatcher dispatcher;
 
   GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority) {
-    this(dispatcher, call, ctx, reply, metrics, priority, ((MessageService.getMessage_args) call.args()).getRequest());
+      MetricRegistry metrics, int priority, long clockOffsetMs) {
+    this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, ((MessageService.getMessage_args) call.args()).getRequest());
   }
 
   private GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority, GetMessageRequest request) {
+      MetricRegistry metrics, int priority, long clockOffsetMs, GetMessageRequest request) {
     super(call, ctx, reply, metrics, priority, request == null ? null : request.getTopicAndPartition(),
-        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null);
+        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs);
     this.dispatcher = dispatcher;
   }
 

@@ -27,10 +27,11 @@ abstract class MessageCallTask implements Task {
   /**
    * @param partition the partition the request names (null when it names none: the service
    *     call then answers the error)
-   * @param timeoutTimestamp the request's deadline, or null
+   * @param timeoutTimestamp the request's deadline on the client's clock, or null
+   * @param clockOffsetMs server clock minus client clock, added to the deadline
    */
   MessageCallTask(ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply, MetricRegistry metrics,
-      int priority, TopicAndPartition partition, Long timeoutTimestamp) {
+      int priority, TopicAndPartition partition, Long timeoutTimestamp, long clockOffsetMs) {
     this.call = call;
     this.ctx = ctx;
     this.reply = reply;
@@ -38,7 +39,8 @@ abstract class MessageCallTask implements Task {
     this.key = partition == null ? new PartitionKey("", -1)
         : new PartitionKey(partition.getTopicName(), partition.getPartitionId());
     this.priority = priority;
-    this.deadlineMs = timeoutTimestamp == null ? NO_DEADLINE : timeoutTimestamp;
+    // A deadline that maps to <= 0 would mean "none" to the pool: keep it expired instead.
+    this.deadlineMs = timeoutTimestamp == null ? NO_DEADLINE : Math.max(1, timeoutTimestamp + clockOffsetMs);
   }
 
   @Override

@@ -17,18 +17,22 @@ final class PendingReply {
   private final Response response;
   private final Callback callback;
   private final Timer.Context timer;
+  private final Runnable onComplete;
   private final AtomicBoolean done = new AtomicBoolean();
 
-  PendingReply(Response response, Callback callback, Timer.Context timer) {
+  /** @param onComplete run once when the reply is sent (releases what the request held) */
+  PendingReply(Response response, Callback callback, Timer.Context timer, Runnable onComplete) {
     this.response = response;
     this.callback = callback;
     this.timer = timer;
+    this.onComplete = onComplete;
   }
 
   /** @return false if the reply had been sent already (this one is dropped) */
   boolean complete(byte[] thriftReply) {
     if (!done.compareAndSet(false, true)) return false;
     timer.stop();
+    onComplete.run();
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, ApiHandler.THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(thriftReply), callback);

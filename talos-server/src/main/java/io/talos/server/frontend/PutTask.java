@@ -28,20 +28,20 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
   private final long sizeBytes;
 
   PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority) {
-    this(handler, call, ctx, reply, metrics, priority, ((MessageService.putMessage_args) call.args()).getRequest());
+      MetricRegistry metrics, int priority, long clockOffsetMs) {
+    this(handler, call, ctx, reply, metrics, priority, clockOffsetMs, ((MessageService.putMessage_args) call.args()).getRequest());
   }
 
   private PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority, PutMessageRequest request) {
+      MetricRegistry metrics, int priority, long clockOffsetMs, PutMessageRequest request) {
     super(call, ctx, reply, metrics, priority, request == null ? null : request.getTopicAndPartition(),
-        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null);
+        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs);
     this.handler = handler;
     this.request = request;
     long bytes = 0;
     if (request != null && request.getMessageBlocks() != null) {
       for (MessageBlock b : request.getMessageBlocks()) {
-        bytes += b.bufferForMessageBlock() == null ? 0 : b.bufferForMessageBlock().remaining();
+        bytes += b.messageBlock == null ? 0 : b.messageBlock.remaining(); // the field: the getter copies
       }
     }
     this.sizeBytes = bytes;

@@ -3,6 +3,7 @@ package io.talos.server.service;
 import io.talos.common.errors.TalosErrors;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.BlockToAppend;
+import io.talos.server.storage.CorruptRecordException;
 import io.talos.server.storage.OffsetOutOfRangeException;
 import io.talos.server.storage.PartitionFencedException;
 import io.talos.server.storage.PartitionLog;
@@ -186,6 +187,11 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       throw TalosErrors.of(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, "offset " + offset + " of partition "
           + partition + " of topic '" + topic.name() + "' is out of range: the partition holds ["
           + log.startOffset() + ", " + (log.endOffset() - 1) + "] and the next offset is " + log.endOffset());
+    } catch (CorruptRecordException e) {
+      // The log knows these records are damaged: retrying cannot help (the SDK would retry the
+      // same offset forever on a retriable error). An operator must look at the partition.
+      throw TalosErrors.of(ErrorCode.MESSAGE_MISSING, "messages of partition " + partition + " of topic '"
+          + topic.name() + "' from offset " + offset + " cannot be read (damaged on disk): " + e.getMessage());
     } catch (IOException e) {
       throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "read of partition " + partition + " of topic '"
           + topic.name() + "' failed; retry: " + e.getMessage());
