@@ -1,5 +1,7 @@
 package io.talos.server.scheduling;
 
+import io.talos.server.ManualClock;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -1,5 +1,7 @@
 package io.talos.server.storage;
 
+import io.talos.server.ManualClock;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -39,7 +41,7 @@ class HdfsPartitionLogTest {
   private final LogConfig small = LogConfig.builder().segmentBytes(4096).indexIntervalBytes(256)
       .leaseRecoveryTimeoutMs(30_000).build();
   private Path dir;
-  private SteppedClock clock;
+  private ManualClock clock;
   private LogFixture fx;
 
   @BeforeAll
@@ -55,7 +57,7 @@ class HdfsPartitionLogTest {
   @BeforeEach
   void setUp(TestInfo test) {
     dir = new Path("/talos/" + test.getTestMethod().orElseThrow().getName() + "/0");
-    clock = new SteppedClock(T0);
+    clock = new ManualClock(T0);
     fx = new LogFixture();
   }
 
@@ -115,7 +117,7 @@ class HdfsPartitionLogTest {
     PartitionLog log = open(fs, small.toBuilder().segmentMs(1000).build(), TailCache.DISABLED);
     for (int seg = 0; seg < 4; seg++) {
       for (int i = 0; i < 3; i++) fx.append(log, clock.millis(), 1, 100);
-      clock.advance(1000);
+      clock.advanceMs(1000);
     }
     assertEquals(4, log.segmentCount(), "rolled by age");
     // now T0 + 4000: the newest appends of the segments are T0, T0 + 1000, T0 + 2000, T0 + 3000
@@ -126,7 +128,7 @@ class HdfsPartitionLogTest {
     assertFalse(fs.exists(LogSegment.logPath(dir, 0, 1)));
     assertFalse(fs.exists(LogSegment.indexPath(dir, 6, 1)));
     assertTrue(fs.exists(LogSegment.logPath(dir, 9, 1)));
-    clock.advance(10_000);
+    clock.advanceMs(10_000);
     assertEquals(1, log.deleteExpiredSegments(1000), "everything expired: the active segment rolls and goes");
     assertEquals(12, log.startOffset());
     assertEquals(12, log.endOffset());
@@ -230,7 +232,7 @@ class HdfsPartitionLogTest {
         PartitionLogs other = new PartitionLogs(client(), root, tiny, clock)) {
       PartitionLog log = owner.log("CL1#t#0123", 0);
       for (int i = 0; i < 3; i++) fx.append(log, clock.millis(), 1, 100); // one record per segment
-      clock.advance(10_000);
+      clock.advanceMs(10_000);
 
       assertEquals(0, other.runRetentionOnce(topic -> 1000L), "opening the partition would take it over");
       fx.append(log, clock.millis(), 1, 100);

@@ -1,5 +1,7 @@
 package io.talos.server.storage;
 
+import io.talos.server.ManualClock;
+
 import static io.talos.server.storage.DataNodeFaults.T0;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -38,7 +40,7 @@ class HdfsSingleReplicaDataNodeRestartTest {
     LogConfig config = LogConfig.builder().segmentBytes(64 * 1024).indexIntervalBytes(512).build();
     LogFixture fx = new LogFixture();
     try (FileSystem fs = hdfs.newClient()) {
-      PartitionLog log = PartitionLog.open(fs, dir, config, new SteppedClock(T0));
+      PartitionLog log = PartitionLog.open(fs, dir, config, new ManualClock(T0));
       for (int i = 0; i < 20; i++) fx.append(log, T0, 2, 200);
 
       MiniDFSCluster.DataNodeProperties dn = hdfs.cluster().stopDataNode(0);
@@ -57,7 +59,7 @@ class HdfsSingleReplicaDataNodeRestartTest {
       log.close();
 
       try (FileSystem other = hdfs.newClient()) {
-        PartitionLog reopened = PartitionLog.open(other, dir, config, new SteppedClock(T0));
+        PartitionLog reopened = PartitionLog.open(other, dir, config, new ManualClock(T0));
         assertEquals(51, reopened.endOffset(), "none of the failed appends appears after a restart");
         DataNodeFaults.assertReadableRetrying(fx, reopened);
         reopened.close();

@@ -1,5 +1,7 @@
 package io.talos.server.storage;
 
+import io.talos.server.ManualClock;
+
 import static io.talos.server.storage.DataNodeFaults.T0;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -36,7 +38,7 @@ class HdfsTwoReplicaDataNodeRestartTest {
     LogConfig config = LogConfig.builder().segmentBytes(16 * 1024).indexIntervalBytes(512).build();
     LogFixture fx = new LogFixture();
     try (FileSystem fs = hdfs.newClient()) {
-      PartitionLog log = PartitionLog.open(fs, dir, config, new SteppedClock(T0));
+      PartitionLog log = PartitionLog.open(fs, dir, config, new ManualClock(T0));
       for (int i = 0; i < 20; i++) fx.append(log, T0, 2, 200);
 
       MiniDFSCluster.DataNodeProperties dn = hdfs.cluster().stopDataNode(0);
@@ -51,7 +53,7 @@ class HdfsTwoReplicaDataNodeRestartTest {
       log.close();
 
       try (FileSystem other = hdfs.newClient()) {
-        PartitionLog reopened = PartitionLog.open(other, dir, config, new SteppedClock(T0));
+        PartitionLog reopened = PartitionLog.open(other, dir, config, new ManualClock(T0));
         assertEquals(190, reopened.endOffset());
         DataNodeFaults.assertReadableRetrying(fx, reopened);
         reopened.close();

@@ -1,5 +1,7 @@
 package io.talos.server.storage;
 
+import io.talos.server.ManualClock;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -37,7 +39,7 @@ class PartitionLogTest {
   private FileSystem raw;
   private FaultInjectingFileSystem faulty;
   private Path dir;
-  private SteppedClock clock;
+  private ManualClock clock;
   private LogFixture fx;
   private final List<PartitionLog> opened = new ArrayList<>();
 
@@ -49,7 +51,7 @@ class PartitionLogTest {
     raw = PartitionLogs.fileSystemFor(URI.create("file:///"), new Configuration());
     faulty = new FaultInjectingFileSystem(raw);
     dir = new Path(new Path(tmp.toUri()), "topic/0");
-    clock = new SteppedClock(T0);
+    clock = new ManualClock(T0);
     fx = new LogFixture();
   }
 
@@ -201,13 +203,13 @@ class PartitionLogTest {
   void shouldRollByAgeOfTheFirstAppendUsingTheClock() throws Exception {
     PartitionLog log = open(small.toBuilder().segmentMs(1000).build());
     fx.append(log, T0, 1, 10);
-    clock.advance(999);
+    clock.advanceMs(999);
     fx.append(log, T0, 1, 10);
     assertEquals(1, log.segmentCount());
-    clock.advance(1);
+    clock.advanceMs(1);
     fx.append(log, T0, 1, 10);
     assertEquals(2, log.segmentCount());
-    clock.advance(50_000); // an idle segment does not roll until the next append
+    clock.advanceMs(50_000); // an idle segment does not roll until the next append
     assertEquals(2, log.segmentCount());
     fx.append(log, T0, 1, 10);
     assertEquals(3, log.segmentCount());
@@ -267,7 +269,7 @@ class PartitionLogTest {
     // four segments of 4 records each, appended 1000 ms apart
     for (int seg = 0; seg < 4; seg++) {
       for (int i = 0; i < 4; i++) fx.append(log, clock.millis(), 1, 951);
-      clock.advance(1000);
+      clock.advanceMs(1000);
     }
     fx.append(log, clock.millis(), 1, 951); // rolls: the active segment
     assertEquals(5, log.segmentCount());
@@ -290,7 +292,7 @@ class PartitionLogTest {
   void shouldRollAndDeleteTheActiveSegmentWhenEverythingExpired() throws Exception {
     PartitionLog log = open(small);
     for (int i = 0; i < 6; i++) fx.append(log, clock.millis(), 1, 951);
-    clock.advance(10_000);
+    clock.advanceMs(10_000);
     assertEquals(2, log.deleteExpiredSegments(5000));
     assertEquals(6, log.startOffset());
     assertEquals(6, log.endOffset());

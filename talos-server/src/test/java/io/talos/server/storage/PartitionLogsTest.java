@@ -1,5 +1,7 @@
 package io.talos.server.storage;
 
+import io.talos.server.ManualClock;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -35,14 +37,14 @@ class PartitionLogsTest {
   @TempDir java.nio.file.Path tmp;
 
   private FileSystem fs;
-  private SteppedClock clock;
+  private ManualClock clock;
   private PartitionLogs logs;
   private final LogConfig config = LogConfig.builder().segmentBytes(4096).build();
 
   @BeforeEach
   void setUp() throws IOException {
     fs = PartitionLogs.fileSystemFor(URI.create("file:///"), new Configuration());
-    clock = new SteppedClock(T0);
+    clock = new ManualClock(T0);
     logs = newLogs();
   }
 
@@ -129,7 +131,7 @@ class PartitionLogsTest {
     append(logs.log(CLICKS, 0), 10);
     logs.close();
     logs = newLogs(); // nothing open: retention opens what is on disk
-    clock.advance(60_000);
+    clock.advanceMs(60_000);
 
     Map<String, Long> retention = Map.of(ORDERS, 30_000L);
     assertEquals(0, logs.runRetentionOnce(t -> retention.get(t) == null ? null : 120_000L), "nothing expired");

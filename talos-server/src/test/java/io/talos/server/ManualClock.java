@@ -1,4 +1,4 @@
-package io.talos.server.scheduling;
+package io.talos.server;
 
 import java.time.Clock;
 import java.time.Instant;
@@ -6,19 +6,19 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A clock that moves only when told, in ns. Thread-safe. */
-final class ManualClock extends Clock {
+/** A clock that moves only when a test tells it to (ms or ns steps), for stepping time-based code. Thread-safe. */
+public final class ManualClock extends Clock {
   private final AtomicLong nanos;
 
-  ManualClock(long startMs) {
+  public ManualClock(long startMs) {
     this.nanos = new AtomicLong(startMs * 1_000_000L);
   }
 
-  void advanceMs(long ms) {
+  public void advanceMs(long ms) {
     nanos.addAndGet(ms * 1_000_000L);
   }
 
-  void advanceNanos(long ns) {
+  public void advanceNanos(long ns) {
     nanos.addAndGet(ns);
   }
 
