@@ -32,16 +32,28 @@ final class Charts {
         .xAxisTitle("partitions").yAxisTitle("ms per request").build();
     qps.getStyler().setYAxisLogarithmic(true);
     latency.getStyler().setYAxisLogarithmic(true);
+    java.awt.Color[] palette = {new java.awt.Color(0x1f77b4), new java.awt.Color(0xff7f0e),
+        new java.awt.Color(0x2ca02c), new java.awt.Color(0xd62728), new java.awt.Color(0x9467bd),
+        new java.awt.Color(0x8c564b)};
+    int colour = 0;
     for (var e : byBatch.entrySet()) {
+      java.awt.Color col = palette[colour++ % palette.length];
       List<SyncScenario.Cell> l = e.getValue();
       double[] x = l.stream().mapToDouble(SyncScenario.Cell::partitions).toArray();
       double[] q = l.stream().mapToDouble(c -> c.put().qps()).toArray();
       double[] p50 = l.stream().mapToDouble(c -> c.put().latencyNanos.getValueAtPercentile(50) / 1e6).toArray();
       double[] p99 = l.stream().mapToDouble(c -> c.put().latencyNanos.getValueAtPercentile(99) / 1e6).toArray();
-      qps.addSeries("batch " + e.getKey(), x, q).setMarker(SeriesMarkers.CIRCLE);
-      latency.addSeries("P50 batch " + e.getKey(), x, p50).setMarker(SeriesMarkers.CIRCLE);
+      var sq = qps.addSeries("batch " + e.getKey(), x, q);
+      sq.setMarker(SeriesMarkers.CIRCLE);
+      sq.setLineColor(col);
+      sq.setMarkerColor(col);
+      var s50 = latency.addSeries("P50 batch " + e.getKey(), x, p50);
+      s50.setMarker(SeriesMarkers.CIRCLE);
+      s50.setLineColor(col);
+      s50.setMarkerColor(col);
       var s99 = latency.addSeries("P99 batch " + e.getKey(), x, p99);
       s99.setMarker(SeriesMarkers.NONE);
+      s99.setLineColor(col);
       s99.setLineStyle(new java.awt.BasicStroke(1.5f, java.awt.BasicStroke.CAP_BUTT, java.awt.BasicStroke.JOIN_ROUND,
           10f, new float[] {6f, 4f}, 0f));
     }
