@@ -55,6 +55,7 @@ final class LatencyScenario {
     Figures talos;
     Figures kafka = null;
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
+      SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
       node.process().memory().resetPeaks();
       talos = talos(ctx, client, rate, size, warmupSeconds, seconds, pollMicros);
       ctx.report.memory("4 latency", "Talos", node.process().memory().snapshot());

@@ -35,7 +35,7 @@ public final class LoadBench {
     Path talosHome = Path.of(System.getProperty("talos.home", "."));
 
     @Option(names = "--warmup", description = "Warm-up seconds before each measurement (default: ${DEFAULT-VALUE}).")
-    double warmup = 2;
+    double warmup = 3;
 
     @Option(names = "--durability", description = "flush (acknowledged in the OS page cache, both systems) or sync"
         + " (fsync before acknowledging, both) (default: ${DEFAULT-VALUE}).")
@@ -129,6 +129,9 @@ public final class LoadBench {
     @Option(names = "--latency-seconds", description = "Measured seconds (default: ${DEFAULT-VALUE}).")
     double seconds = 30;
 
+    @Option(names = "--latency-warmup", description = "Seconds at the rate before recording, both systems (default: ${DEFAULT-VALUE}).")
+    double warmup = 10;
+
     @Option(names = "--poll-micros", description = "Talos consumer's pause after an empty fetch (default: ${DEFAULT-VALUE}).")
     long pollMicros = 100;
   }
@@ -219,7 +222,7 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
-      LatencyScenario.run(ctx, o.rate, o.messageBytes, common.warmup, o.seconds, o.pollMicros);
+      LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.pollMicros);
     }
   }
 
@@ -241,13 +244,13 @@ public final class LoadBench {
       ThreadModelScenario.run(ctx, threads.partitions, threads.messageBytes, threads.batch, common.warmup, threads.seconds);
       ThroughputScenario.run(ctx, throughput.sizes, throughput.partitions, throughput.batchBytes, common.warmup,
           throughput.seconds);
-      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, common.warmup, latency.seconds, latency.pollMicros);
+      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.pollMicros);
     }
   }
 
   static void runSync(BenchContext ctx, SyncOptions o, double warmup) throws Exception {
     List<SyncScenario.Cell> cells = SyncScenario.run(ctx, o.partitions, o.batches, o.messageBytes, o.modes,
-        Math.min(warmup, 1), o.cellSeconds);
+        warmup / 2, o.cellSeconds);
     if (ctx.docsDir != null) {
       Path png = ctx.docsDir.resolve("bench-scenario1.png");
       Charts.scenario1(cells, png);

@@ -32,6 +32,7 @@ final class SyncScenario {
     List<Cell> cells = new ArrayList<>();
     byte[] payload = BenchContext.payload(messageBytes);
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
+      warmUp(ctx, client, payload);
       node.process().memory().resetPeaks();
       for (String mode : modes) {
         boolean rw = mode.equals("readwrite");
@@ -94,6 +95,35 @@ final class SyncScenario {
       ctx.report.memory("1 sync", "Talos", node.process().memory().snapshot());
     }
     return cells;
+  }
+
+  /**
+   * Five seconds of puts and gets on a scratch topic before the first cell, so that the server's
+   * and the client's JIT compilers have done their work before anything is recorded.
+   */
+  static void warmUp(BenchContext ctx, TalosClient client, byte[] payload) throws Exception {
+    String topic = "warmup";
+    int partitions = 4;
+    client.admin().createTopic(topic, partitions);
+    List<ClosedLoop.Step> puts = new ArrayList<>();
+    List<ClosedLoop.Step> gets = new ArrayList<>();
+    for (int p = 0; p < partitions; p++) {
+      SimpleProducer producer = client.producer(topic, p);
+      List<byte[]> batch = Collections.nCopies(1 + p * 10, payload);
+      puts.add(() -> producer.put(batch).messageCount());
+      SimpleConsumer consumer = client.consumer(topic, p);
+      long[] next = {0};
+      gets.add(() -> {
+        List<ConsumedMessage> got = consumer.fetch(next[0], 100);
+        if (!got.isEmpty()) next[0] = got.get(got.size() - 1).offset() + 1;
+        return got.size();
+      });
+    }
+    Map<String, List<ClosedLoop.Step>> groups = new LinkedHashMap<>();
+    groups.put("put", puts);
+    groups.put("get", gets);
+    ClosedLoop.run("server warm-up", ctx.progress, 0, 5, groups, false);
+    client.admin().deleteTopic(topic);
   }
 
   static void reportErrors(BenchContext ctx, String label, ClosedLoop.GroupResult r) {

@@ -32,6 +32,7 @@ final class ThreadModelScenario {
     byte[] payload = BenchContext.payload(messageBytes);
     List<byte[]> batchPayloads = java.util.Collections.nCopies(batch, payload);
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
+      SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
       node.process().memory().resetPeaks();
       String topic = "s2-threads-p" + partitions;
       client.admin().createTopic(topic, partitions);

@@ -49,6 +49,7 @@ final class ThroughputScenario {
     List<Figures> talos = new ArrayList<>();
     List<Figures> kafka = new ArrayList<>();
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
+      SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
       node.process().memory().resetPeaks();
       for (int size : sizes) talos.add(talos(ctx, client, size, partitions, batchBytes, warmupSeconds, seconds));
       ctx.report.memory("3 throughput", "Talos", node.process().memory().snapshot());
