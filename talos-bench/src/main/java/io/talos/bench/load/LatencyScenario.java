@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,21 +45,22 @@ final class LatencyScenario {
             + " no log.flush.*), no fsync on either";
   }
 
-  static void run(BenchContext ctx, int rate, int size, double warmupSeconds, double seconds, long pollMicros)
-      throws Exception {
+  static void run(BenchContext ctx, int rate, int size, double warmupSeconds, double seconds, long pollMicros,
+      int inflight) throws Exception {
     ctx.report.heading("Scenario 4" + (ctx.kafka ? " and 5" : "") + ": latency at a fixed low rate");
     ctx.report.text(String.format(Locale.ROOT, "%,d messages/s of %d bytes to one partition for %s s (after %s s"
-        + " warm-up, not counted). Talos: one synchronous SimpleProducer put per message, a consumer thread"
+        + " warm-up, not counted). Talos: one SimpleProducer put per message, sent at its time by one of %d"
+        + " threads (the SDK's put is synchronous; Kafka's producer keeps up to 5 requests in flight), a consumer thread"
         + " fetching behind it (parks %d µs when it has caught up; there is no long-poll yet). Kafka: KafkaProducer"
         + " acks=all, linger.ms=0 (send at once, as its EndToEndLatency tool), a KafkaConsumer polling the"
         + " partition. Latency from the intended send time, in ms. Durability on both: %s.", rate, size,
-        SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), pollMicros, durabilityText(ctx)));
+        SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, pollMicros, durabilityText(ctx)));
     Figures talos;
     Figures kafka = null;
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
       node.process().memory().resetPeaks();
-      talos = talos(ctx, client, rate, size, warmupSeconds, seconds, pollMicros);
+      talos = talos(ctx, client, rate, size, warmupSeconds, seconds, pollMicros, inflight);
       ctx.report.memory("4 latency", "Talos", node.process().memory().snapshot());
     }
     if (ctx.kafka) {
@@ -108,7 +111,7 @@ final class LatencyScenario {
   }
 
   private static Figures talos(BenchContext ctx, TalosClient client, int rate, int size, double warmupSeconds,
-      double seconds, long pollMicros) throws Exception {
+      double seconds, long pollMicros, int inflight) throws Exception {
     String topic = "s4-latency";
     client.admin().createTopic(topic, 1);
     SimpleProducer producer = client.producer(topic, 0);
@@ -147,21 +150,32 @@ final class LatencyScenario {
     reader.start();
     ctx.progress.start("s4 talos latency", warmupSeconds + seconds, () -> String.format(Locale.ROOT,
         "%,d consumed of %,d", consumed.get(), total));
+    // the SDK's producer is synchronous: up to `inflight` puts at once (threads taking the next
+    // due message), as Kafka's producer keeps up to 5 requests in flight
+    ExecutorService senders = Executors.newFixedThreadPool(inflight);
     for (long i = 0; i < total && failure.get() == null; i++) {
       long intended = start + i * interval;
       long wait;
       while ((wait = intended - System.nanoTime()) > 0) {
         LockSupport.parkNanos(wait);
       }
-      try {
-        producer.put(List.of(stamped(template, intended)));
-      } catch (RuntimeException e) {
-        failure.compareAndSet(null, e);
-        break;
-      }
-      long done = System.nanoTime();
-      if (intended >= measureStart) put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+      senders.execute(() -> {
+        try {
+          producer.put(List.of(stamped(template, intended)));
+        } catch (RuntimeException e) {
+          failure.compareAndSet(null, e);
+          return;
+        }
+        long done = System.nanoTime();
+        if (intended >= measureStart) {
+          synchronized (put) {
+            put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+          }
+        }
+      });
     }
+    senders.shutdown();
+    senders.awaitTermination(60, TimeUnit.SECONDS);
     reader.join(30_000);
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");

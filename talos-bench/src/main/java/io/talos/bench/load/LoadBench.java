@@ -132,6 +132,9 @@ public final class LoadBench {
     @Option(names = "--latency-warmup", description = "Seconds at the rate before recording, both systems (default: ${DEFAULT-VALUE}).")
     double warmup = 10;
 
+    @Option(names = "--inflight", description = "Talos puts in flight at once (threads sending the due messages) (default: ${DEFAULT-VALUE}).")
+    int inflight = 4;
+
     @Option(names = "--poll-micros", description = "Talos consumer's pause after an empty fetch (default: ${DEFAULT-VALUE}).")
     long pollMicros = 100;
   }
@@ -222,7 +225,7 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
-      LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.pollMicros);
+      LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.pollMicros, o.inflight);
     }
   }
 
@@ -244,7 +247,7 @@ public final class LoadBench {
       ThreadModelScenario.run(ctx, threads.partitions, threads.messageBytes, threads.batch, common.warmup, threads.seconds);
       ThroughputScenario.run(ctx, throughput.sizes, throughput.partitions, throughput.batchBytes, common.warmup,
           throughput.seconds);
-      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.pollMicros);
+      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.pollMicros, latency.inflight);
     }
   }
 
