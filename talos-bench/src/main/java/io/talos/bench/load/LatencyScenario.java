@@ -212,7 +212,7 @@ final class LatencyScenario {
       consumer.assign(List.of(tp));
       consumer.seekToBeginning(List.of(tp));
       consumer.poll(Duration.ZERO);
-      producer.partitionsFor(topic);
+      producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, 0))).get(60, TimeUnit.SECONDS);
       long start = System.nanoTime() + 100_000_000L;
       long measureStart = start + (long) (warmupSeconds * 1e9);
       window[0] = measureStart;

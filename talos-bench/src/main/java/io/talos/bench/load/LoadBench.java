@@ -154,7 +154,7 @@ public final class LoadBench {
       Path workDir = Files.createTempDirectory("talos-bench-");
       try (Progress progress = new Progress()) {
         BenchContext ctx = common.context(report, progress, workDir);
-        report.text("## Talos load benchmark: " + name() + ", " + Instant.now().toString().replaceAll("\\.\\d+Z$", "Z"));
+        report.text("**Talos load benchmark: " + name() + ", " + Instant.now().toString().replaceAll("\\.\\d+Z$", "Z") + "**");
         report.text(MachineInfo.describe());
         run(ctx);
         report.table(report.memoryTable());

@@ -36,7 +36,7 @@ final class Report {
   }
 
   void heading(String text) {
-    append("\n### " + text + "\n\n");
+    append("\n#### " + text + "\n\n");
   }
 
   void text(String text) {
