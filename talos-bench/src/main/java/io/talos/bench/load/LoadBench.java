@@ -144,6 +144,9 @@ public final class LoadBench {
     @Mixin
     Common common;
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     abstract void run(BenchContext ctx) throws Exception;
 
     abstract String name();
@@ -151,11 +154,15 @@ public final class LoadBench {
     @Override
     public Integer call() throws Exception {
       Report report = new Report(common.out, System.out);
+      List<String> args = spec.commandLine().getParseResult().originalArgs();
       Path workDir = Files.createTempDirectory("talos-bench-");
       try (Progress progress = new Progress()) {
         BenchContext ctx = common.context(report, progress, workDir);
         report.text("**Talos load benchmark: " + name() + ", " + Instant.now().toString().replaceAll("\\.\\d+Z$", "Z") + "**");
         report.text(MachineInfo.describe());
+        report.text("Servers: Talos JVM `" + common.talosJvm + "`, keys " + ctx.talosProps + (ctx.kafka
+            ? "; Kafka 4.3.1 JVM `" + common.kafkaJvm + "`, extra broker keys " + ctx.kafkaProps : "")
+            + ". Command: `bin/talos bench " + String.join(" ", args) + "`.");
         run(ctx);
         report.table(report.memoryTable());
         progress.note("results written to " + report.file().toAbsolutePath());
