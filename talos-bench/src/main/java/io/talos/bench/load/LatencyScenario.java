@@ -1,0 +1,262 @@
+package io.talos.bench.load;
+
+import io.talos.client.TalosClient;
+import io.talos.client.consumer.ConsumedMessage;
+import io.talos.client.consumer.SimpleConsumer;
+import io.talos.client.producer.SimpleProducer;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Scenario 4 (and its Kafka half in scenario 5): a fixed, low rate of messages to one partition;
+ * the acknowledgement latency of each put and the end-to-end latency (send to a consumer in the
+ * same process having it). Latencies are measured from each message's intended send time, so a
+ * slow acknowledgement that delays the next sends is counted against them too (no coordinated
+ * omission). The intended time travels in the first 8 bytes of the payload.
+ */
+final class LatencyScenario {
+  record Figures(Histogram put, Histogram e2e, long messages) {}
+
+  private LatencyScenario() {}
+
+  static String durabilityText(BenchContext ctx) {
+    return ctx.durability.equals("sync")
+        ? "fsync before acknowledging (Talos storage.durability=sync, Kafka log.flush.interval.messages=1)"
+        : "acknowledged once in the OS page cache (Talos storage.durability=flush; Kafka acks=all on one broker,"
+            + " no log.flush.*), no fsync on either";
+  }
+
+  static void run(BenchContext ctx, int rate, int size, double warmupSeconds, double seconds, long pollMicros,
+      int inflight) throws Exception {
+    ctx.report.heading("Scenario 4" + (ctx.kafka ? " and 5" : "") + ": latency at a fixed low rate");
+    ctx.report.text(String.format(Locale.ROOT, "%,d messages/s of %d bytes to one partition for %s s (after %s s"
+        + " warm-up, not counted). Talos: one SimpleProducer put per message, sent at its time by one of %d"
+        + " threads (the SDK's put is synchronous; Kafka's producer keeps up to 5 requests in flight), a consumer thread"
+        + " fetching behind it (parks %d µs when it has caught up; there is no long-poll yet). Kafka: KafkaProducer"
+        + " acks=all, linger.ms=0 (send at once, as its EndToEndLatency tool), a KafkaConsumer polling the"
+        + " partition. Latency from the intended send time, in ms. Durability on both: %s.", rate, size,
+        SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, pollMicros, durabilityText(ctx)));
+    Figures talos;
+    Figures kafka = null;
+    try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
+      SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
+      node.process().memory().resetPeaks();
+      talos = talos(ctx, client, rate, size, warmupSeconds, seconds, pollMicros, inflight);
+      ctx.report.memory("4 latency", "Talos", node.process().memory().snapshot());
+    }
+    if (ctx.kafka) {
+      try (KafkaNode node = ctx.startKafka()) {
+        node.process().memory().resetPeaks();
+        kafka = kafka(ctx, node, rate, size, warmupSeconds, seconds);
+        ctx.report.memory("5 (4 on Kafka)", "Kafka", node.process().memory().snapshot());
+      }
+    }
+    Table t = kafka != null
+        ? new Table("Scenario 4 vs 5: latency (ms)", "figure", "Talos", "Kafka 4.3.1", "Talos/Kafka")
+        : new Table("Scenario 4: latency (ms)", "figure", "Talos");
+    String[] names = {"P50", "P99", "P999", "max"};
+    double[] pcts = {50, 99, 99.9, 100};
+    for (int which = 0; which < 2; which++) {
+      for (int i = 0; i < names.length; i++) {
+        Histogram a = which == 0 ? talos.put : talos.e2e;
+        String name = (which == 0 ? "put ack " : "end to end ") + names[i];
+        double va = a.getValueAtPercentile(pcts[i]);
+        if (kafka == null) {
+          t.row(name, Table.ms(va));
+        } else {
+          double vb = (which == 0 ? kafka.put : kafka.e2e).getValueAtPercentile(pcts[i]);
+          t.row(name, Table.ms(va), Table.ms(vb), Table.ratio(va, vb));
+        }
+      }
+    }
+    if (kafka != null) {
+      t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
+    } else {
+      t.row("messages measured", Table.count(talos.messages));
+    }
+    ctx.report.table(t);
+  }
+
+  private static Histogram histogram() {
+    return new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+  }
+
+  private static byte[] stamped(byte[] template, long intendedNanos) {
+    byte[] b = template.clone();
+    ByteBuffer.wrap(b).putLong(0, intendedNanos);
+    return b;
+  }
+
+  private static long stamp(byte[] payload) {
+    return ByteBuffer.wrap(payload).getLong(0);
+  }
+
+  private static Figures talos(BenchContext ctx, TalosClient client, int rate, int size, double warmupSeconds,
+      double seconds, long pollMicros, int inflight) throws Exception {
+    String topic = "s4-latency";
+    client.admin().createTopic(topic, 1);
+    SimpleProducer producer = client.producer(topic, 0);
+    SimpleConsumer consumer = client.consumer(topic, 0);
+    byte[] template = BenchContext.payload(Math.max(8, size));
+    Histogram put = histogram();
+    Histogram e2e = histogram();
+    long start = System.nanoTime() + 100_000_000L;
+    long measureStart = start + (long) (warmupSeconds * 1e9);
+    long total = (long) ((warmupSeconds + seconds) * rate);
+    long interval = 1_000_000_000L / rate;
+    AtomicLong consumed = new AtomicLong();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread reader = new Thread(() -> {
+      long next = 0;
+      try {
+        while (consumed.get() < total && failure.get() == null) {
+          List<ConsumedMessage> got = consumer.fetch(next, 1000);
+          long now = System.nanoTime();
+          if (got.isEmpty()) {
+            LockSupport.parkNanos(pollMicros * 1000);
+            continue;
+          }
+          for (ConsumedMessage m : got) {
+            long intended = stamp(m.payload());
+            if (intended >= measureStart) e2e.recordValue(Math.min(now - intended, e2e.getHighestTrackableValue()));
+          }
+          next = got.get(got.size() - 1).offset() + 1;
+          consumed.addAndGet(got.size());
+        }
+      } catch (RuntimeException e) {
+        failure.compareAndSet(null, e);
+      }
+    }, "s4-talos-reader");
+    reader.setDaemon(true);
+    reader.start();
+    ctx.progress.start("s4 talos latency", warmupSeconds + seconds, () -> String.format(Locale.ROOT,
+        "%,d consumed of %,d", consumed.get(), total));
+    // the SDK's producer is synchronous: up to `inflight` puts at once (threads taking the next
+    // due message), as Kafka's producer keeps up to 5 requests in flight
+    ExecutorService senders = Executors.newFixedThreadPool(inflight);
+    for (long i = 0; i < total && failure.get() == null; i++) {
+      long intended = start + i * interval;
+      long wait;
+      while ((wait = intended - System.nanoTime()) > 0) {
+        LockSupport.parkNanos(wait);
+      }
+      senders.execute(() -> {
+        try {
+          producer.put(List.of(stamped(template, intended)));
+        } catch (RuntimeException e) {
+          failure.compareAndSet(null, e);
+          return;
+        }
+        long done = System.nanoTime();
+        if (intended >= measureStart) {
+          synchronized (put) {
+            put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+          }
+        }
+      });
+    }
+    senders.shutdown();
+    senders.awaitTermination(60, TimeUnit.SECONDS);
+    reader.join(30_000);
+    ctx.progress.stop();
+    if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
+    return new Figures(put, e2e, put.getTotalCount());
+  }
+
+  private static Figures kafka(BenchContext ctx, KafkaNode node, int rate, int size, double warmupSeconds,
+      double seconds) throws Exception {
+    String topic = "s4-latency";
+    node.createTopic(topic, 1);
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, node.bootstrap());
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    Properties c = new Properties();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, node.bootstrap());
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    c.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "1");
+    byte[] template = BenchContext.payload(Math.max(8, size));
+    Histogram put = histogram();
+    Histogram e2e = histogram();
+    long total = (long) ((warmupSeconds + seconds) * rate);
+    long interval = 1_000_000_000L / rate;
+    AtomicLong consumed = new AtomicLong();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    long[] window = new long[1];
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p);
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
+      TopicPartition tp = new TopicPartition(topic, 0);
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      consumer.poll(Duration.ZERO);
+      producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, 0))).get(60, TimeUnit.SECONDS);
+      long start = System.nanoTime() + 100_000_000L;
+      long measureStart = start + (long) (warmupSeconds * 1e9);
+      window[0] = measureStart;
+      Thread reader = new Thread(() -> {
+        try {
+          while (consumed.get() < total && failure.get() == null) {
+            var records = consumer.poll(Duration.ofMillis(100));
+            long now = System.nanoTime();
+            for (ConsumerRecord<byte[], byte[]> r : records) {
+              long intended = stamp(r.value());
+              if (intended >= measureStart) e2e.recordValue(Math.min(now - intended, e2e.getHighestTrackableValue()));
+            }
+            consumed.addAndGet(records.count());
+          }
+        } catch (RuntimeException e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "s5-kafka-reader");
+      reader.setDaemon(true);
+      reader.start();
+      ctx.progress.start("s5 kafka latency", warmupSeconds + seconds, () -> String.format(Locale.ROOT,
+          "%,d consumed of %,d", consumed.get(), total));
+      for (long i = 0; i < total && failure.get() == null; i++) {
+        long intended = start + i * interval;
+        long wait;
+        while ((wait = intended - System.nanoTime()) > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, intended)), (md, e) -> {
+          long done = System.nanoTime();
+          if (e != null) {
+            failure.compareAndSet(null, e);
+          } else if (intended >= measureStart) {
+            synchronized (put) {
+              put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+            }
+          }
+        });
+      }
+      producer.flush();
+      reader.join(30_000);
+    }
+    ctx.progress.stop();
+    if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
+    return new Figures(put, e2e, put.getTotalCount());
+  }
+}

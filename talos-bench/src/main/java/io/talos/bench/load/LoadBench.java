@@ -1,0 +1,298 @@
+package io.talos.bench.load;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * The whole-system load generator: {@code bin/talos bench <scenario>|all [options]}. Starts a Talos
+ * server (and, for the comparisons, an Apache Kafka 4.3.1 broker) as separate JVMs on loopback,
+ * drives them, prints markdown tables on stdout and writes them to {@code --out}.
+ */
+@Command(name = "talos bench", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Whole-system benchmarks of Talos, with Apache Kafka 4.3.1 side by side.",
+    subcommands = {LoadBench.Sync.class, LoadBench.Threads.class, LoadBench.Throughput.class,
+        LoadBench.Latency.class, LoadBench.All.class})
+public final class LoadBench {
+  /** Options every scenario takes. */
+  static final class Common {
+    @Option(names = "--out", description = "Directory of the results files (default: ${DEFAULT-VALUE}).")
+    Path out = Path.of("target", "bench-results");
+
+    @Option(names = "--talos-home", description = "Repository root with talos-server/target built"
+        + " (default: the talos.home property, else the current directory).")
+    Path talosHome = Path.of(System.getProperty("talos.home", "."));
+
+    @Option(names = "--warmup", description = "Warm-up seconds before each measurement (default: ${DEFAULT-VALUE}).")
+    double warmup = 3;
+
+    @Option(names = "--durability", description = "flush (acknowledged in the OS page cache, both systems) or sync"
+        + " (fsync before acknowledging, both) (default: ${DEFAULT-VALUE}).")
+    String durability = "flush";
+
+    @Option(names = "--talos-jvm", description = "JVM options of the Talos server (default: '${DEFAULT-VALUE}',"
+        + " as bin/talos server).")
+    String talosJvm = "-Xmx512m";
+
+    @Option(names = "--kafka-jvm", description = "JVM options of the Kafka broker (default: '${DEFAULT-VALUE}',"
+        + " kafka-server-start's defaults).")
+    String kafkaJvm = "-Xmx1g -Xms1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35";
+
+    @Option(names = "-D", description = "A Talos server key, -Dkey=value (e.g. -Dscheduling.workers=4).",
+        mapFallbackValue = "")
+    Map<String, String> talosProps = new LinkedHashMap<>();
+
+    @Option(names = "--no-kafka", description = "Skip the Kafka side of scenarios 3 and 4.")
+    boolean noKafka;
+
+    @Option(names = "--docs", description = "Directory the scenario 1 chart (bench-scenario1.png) is written to"
+        + " (default: ${DEFAULT-VALUE}).")
+    Path docs = Path.of("docs");
+
+    @Option(names = "--update-doc", description = "A markdown file whose section between <!-- bench:begin -->"
+        + " and <!-- bench:end --> is replaced by this run's report (e.g. docs/benchmarks.md).")
+    Path updateDoc;
+
+    BenchContext context(Report report, Progress progress, Path workDir) {
+      if (!durability.equals("flush") && !durability.equals("sync")) {
+        throw new CommandLine.ParameterException(new CommandLine(this), "--durability must be flush or sync, got " + durability);
+      }
+      return new BenchContext(talosHome.toAbsolutePath().normalize(), workDir, talosJvm, kafkaJvm, durability,
+          talosProps, !noKafka, docs, report, progress);
+    }
+  }
+
+  /** Scenario 1 options. */
+  static final class SyncOptions {
+    @Option(names = "--partitions", split = ",", description = "Partition counts (default: ${DEFAULT-VALUE}).")
+    List<Integer> partitions = new ArrayList<>(List.of(1, 8, 32));
+
+    @Option(names = "--batches", split = ",", description = "Messages per put (default: ${DEFAULT-VALUE}).")
+    List<Integer> batches = new ArrayList<>(List.of(1, 10, 100, 1000));
+
+    @Option(names = "--message-bytes", description = "Message size (default: ${DEFAULT-VALUE}).")
+    int messageBytes = 100;
+
+    @Option(names = "--modes", split = ",", description = "write and/or readwrite (default: ${DEFAULT-VALUE}).")
+    List<String> modes = new ArrayList<>(List.of("write", "readwrite"));
+
+    @Option(names = "--cell-seconds", description = "Measured seconds per table cell (default: ${DEFAULT-VALUE}).")
+    double cellSeconds = 4;
+  }
+
+  static final class ThreadOptions {
+    @Option(names = "--threads-partitions", description = "N: partitions, put threads and get threads (default: ${DEFAULT-VALUE}).")
+    int partitions = 16;
+
+    @Option(names = "--threads-message-bytes", description = "Message size (default: ${DEFAULT-VALUE}).")
+    int messageBytes = 10 * 1024;
+
+    @Option(names = "--threads-batch", description = "Messages per put / get (default: ${DEFAULT-VALUE}).")
+    int batch = 1;
+
+    @Option(names = "--threads-seconds", description = "Measured seconds (default: ${DEFAULT-VALUE}).")
+    double seconds = 30;
+  }
+
+  static final class ThroughputOptions {
+    @Option(names = "--throughput-sizes", split = ",", description = "Message sizes (default: ${DEFAULT-VALUE}).")
+    List<Integer> sizes = new ArrayList<>(List.of(100, 1024));
+
+    @Option(names = "--throughput-partitions", description = "Partitions (default: ${DEFAULT-VALUE}).")
+    int partitions = 16;
+
+    @Option(names = "--batch-bytes", description = "Bytes per batch: Talos put size, Kafka batch.size (default: ${DEFAULT-VALUE}).")
+    int batchBytes = 131072;
+
+    @Option(names = "--throughput-seconds", description = "Measured seconds of producing per size (default: ${DEFAULT-VALUE}).")
+    double seconds = 20;
+  }
+
+  static final class LatencyOptions {
+    @Option(names = "--rate", description = "Messages per second (default: ${DEFAULT-VALUE}).")
+    int rate = 1000;
+
+    @Option(names = "--latency-message-bytes", description = "Message size (default: ${DEFAULT-VALUE}).")
+    int messageBytes = 1024;
+
+    @Option(names = "--latency-seconds", description = "Measured seconds (default: ${DEFAULT-VALUE}).")
+    double seconds = 30;
+
+    @Option(names = "--latency-warmup", description = "Seconds at the rate before recording, both systems (default: ${DEFAULT-VALUE}).")
+    double warmup = 10;
+
+    @Option(names = "--inflight", description = "Talos puts in flight at once (threads sending the due messages) (default: ${DEFAULT-VALUE}).")
+    int inflight = 4;
+
+    @Option(names = "--poll-micros", description = "Talos consumer's pause after an empty fetch (default: ${DEFAULT-VALUE}).")
+    long pollMicros = 100;
+  }
+
+  /** Runs scenarios with the context, the report and the work directory set up and torn down. */
+  abstract static class Scenario implements Callable<Integer> {
+    @Mixin
+    Common common;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    abstract void run(BenchContext ctx) throws Exception;
+
+    abstract String name();
+
+    @Override
+    public Integer call() throws Exception {
+      Report report = new Report(common.out, System.out);
+      List<String> args = spec.commandLine().getParseResult().originalArgs();
+      Path workDir = Files.createTempDirectory("talos-bench-");
+      try (Progress progress = new Progress()) {
+        BenchContext ctx = common.context(report, progress, workDir);
+        report.text("**Talos load benchmark: " + name() + ", " + Instant.now().toString().replaceAll("\\.\\d+Z$", "Z") + "**");
+        report.text(MachineInfo.describe());
+        report.text("Servers: Talos JVM `" + common.talosJvm + "`, keys " + ctx.talosProps + (ctx.kafka
+            ? "; Kafka 4.3.1 JVM `" + common.kafkaJvm + "`, extra broker keys " + ctx.kafkaProps : "")
+            + ". Command: `bin/talos bench " + String.join(" ", args) + "`.");
+        run(ctx);
+        report.table(report.memoryTable());
+        progress.note("results written to " + report.file().toAbsolutePath());
+        if (common.updateDoc != null) updateDoc(common.updateDoc, report.markdown());
+        return 0;
+      } finally {
+        BenchContext.deleteTree(workDir);
+      }
+    }
+  }
+
+  @Command(name = "sync", mixinStandardHelpOptions = true, description = "Scenario 1: the synchronous tables.")
+  static final class Sync extends Scenario {
+    @Mixin SyncOptions o;
+
+    @Override
+    String name() {
+      return "scenario 1";
+    }
+
+    @Override
+    void run(BenchContext ctx) throws Exception {
+      runSync(ctx, o, common.warmup);
+    }
+  }
+
+  @Command(name = "threads", mixinStandardHelpOptions = true, description = "Scenario 2: the thread-model test.")
+  static final class Threads extends Scenario {
+    @Mixin ThreadOptions o;
+
+    @Override
+    String name() {
+      return "scenario 2";
+    }
+
+    @Override
+    void run(BenchContext ctx) throws Exception {
+      ThreadModelScenario.run(ctx, o.partitions, o.messageBytes, o.batch, common.warmup, o.seconds);
+    }
+  }
+
+  @Command(name = "throughput", mixinStandardHelpOptions = true,
+      description = "Scenario 3 (and 5): maximum producer throughput and read-back, Kafka side by side.")
+  static final class Throughput extends Scenario {
+    @Mixin ThroughputOptions o;
+
+    @Override
+    String name() {
+      return "scenario 3" + (common.noKafka ? "" : " and 5");
+    }
+
+    @Override
+    void run(BenchContext ctx) throws Exception {
+      ThroughputScenario.run(ctx, o.sizes, o.partitions, o.batchBytes, common.warmup, o.seconds);
+    }
+  }
+
+  @Command(name = "latency", mixinStandardHelpOptions = true,
+      description = "Scenario 4 (and 5): put and end-to-end latency at a fixed rate, Kafka side by side.")
+  static final class Latency extends Scenario {
+    @Mixin LatencyOptions o;
+
+    @Override
+    String name() {
+      return "scenario 4" + (common.noKafka ? "" : " and 5");
+    }
+
+    @Override
+    void run(BenchContext ctx) throws Exception {
+      LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.pollMicros, o.inflight);
+    }
+  }
+
+  @Command(name = "all", mixinStandardHelpOptions = true, description = "Scenarios 1 to 5 in turn.")
+  static final class All extends Scenario {
+    @Mixin SyncOptions sync;
+    @Mixin ThreadOptions threads;
+    @Mixin ThroughputOptions throughput;
+    @Mixin LatencyOptions latency;
+
+    @Override
+    String name() {
+      return "scenarios 1-" + (common.noKafka ? "4" : "5");
+    }
+
+    @Override
+    void run(BenchContext ctx) throws Exception {
+      runSync(ctx, sync, common.warmup);
+      ThreadModelScenario.run(ctx, threads.partitions, threads.messageBytes, threads.batch, common.warmup, threads.seconds);
+      ThroughputScenario.run(ctx, throughput.sizes, throughput.partitions, throughput.batchBytes, common.warmup,
+          throughput.seconds);
+      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.pollMicros, latency.inflight);
+    }
+  }
+
+  static void runSync(BenchContext ctx, SyncOptions o, double warmup) throws Exception {
+    List<SyncScenario.Cell> cells = SyncScenario.run(ctx, o.partitions, o.batches, o.messageBytes, o.modes,
+        warmup / 2, o.cellSeconds);
+    if (ctx.docsDir != null) {
+      Path png = ctx.docsDir.resolve("bench-scenario1.png");
+      Charts.scenario1(cells, png);
+      ctx.report.text("![Scenario 1: QPS and latency vs partitions](bench-scenario1.png)");
+      ctx.progress.note("chart written to " + png.toAbsolutePath());
+    }
+  }
+
+  /** Replaces the text between the bench markers of {@code doc} with {@code markdown}. */
+  static void updateDoc(Path doc, String markdown) throws IOException {
+    String begin = "<!-- bench:begin -->";
+    String end = "<!-- bench:end -->";
+    String text = Files.readString(doc, StandardCharsets.UTF_8);
+    int b = text.indexOf(begin);
+    int e = text.indexOf(end);
+    if (b < 0 || e < b) {
+      throw new IOException(doc + " has no " + begin + " ... " + end + " section to replace");
+    }
+    Files.writeString(doc, text.substring(0, b + begin.length()) + "\n" + markdown.strip() + "\n" + text.substring(e),
+        StandardCharsets.UTF_8);
+  }
+
+  private LoadBench() {}
+
+  public static void main(String[] args) {
+    CommandLine cli = new CommandLine(new LoadBench());
+    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      System.err.println();
+      System.err.println("talos bench: " + e);
+      e.printStackTrace();
+      return 1;
+    });
+    System.exit(cli.execute(args));
+  }
+}

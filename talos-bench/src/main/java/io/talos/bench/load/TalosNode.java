@@ -1,0 +1,99 @@
+package io.talos.bench.load;
+
+import io.talos.client.TalosClient;
+import io.talos.client.TalosClientConfig;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A Talos node in its own JVM ({@code io.talos.server.TalosServerMain} from
+ * {@code talos-server/target}: the jar and {@code lib/}, as {@code bin/talos server} runs it), on a
+ * free loopback port, with its data in a fresh directory.
+ */
+final class TalosNode implements AutoCloseable {
+  private final JvmProcess process;
+  private final String endpoint;
+  private final Path dataDir;
+
+  private TalosNode(JvmProcess process, String endpoint, Path dataDir) {
+    this.process = process;
+    this.endpoint = endpoint;
+    this.dataDir = dataDir;
+  }
+
+  static TalosNode start(Path talosHome, Path workDir, List<String> jvmOptions,
+      Map<String, String> serverProps) throws IOException, InterruptedException {
+    Path dataDir = Files.createTempDirectory(workDir, "talos-data-");
+    List<String> args = new ArrayList<>(List.of("--port", "0", "--host", "127.0.0.1",
+        "--data-dir", dataDir.toString()));
+    serverProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
+    List<String> jvm = new ArrayList<>(jvmOptions);
+    jvm.add("-Dlog4j.configuration=log4j-server.properties");
+    JvmProcess p = JvmProcess.start("talos-server", jvm, serverClasspath(talosHome),
+        "io.talos.server.TalosServerMain", args, dataDir.resolveSibling(dataDir.getFileName() + ".log"));
+    try {
+      String up = p.awaitLine(l -> l.startsWith("Talos is up: endpoint "), 60_000);
+      String endpoint = up.substring("Talos is up: endpoint ".length()).split(",")[0].trim();
+      p.awaitLine(l -> l.equals("READY"), 30_000);
+      return new TalosNode(p, endpoint, dataDir);
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      p.close();
+      throw e;
+    }
+  }
+
+  /** talos-server/target/talos-server-*.jar and talos-server/target/lib/*. */
+  static String serverClasspath(Path talosHome) throws IOException {
+    Path target = talosHome.resolve("talos-server").resolve("target");
+    Path jar = null;
+    if (Files.isDirectory(target)) {
+      try (DirectoryStream<Path> s = Files.newDirectoryStream(target, "talos-server-*.jar")) {
+        for (Path p : s) {
+          if (!p.getFileName().toString().contains("-sources") && !p.getFileName().toString().contains("-tests")) jar = p;
+        }
+      }
+    }
+    if (jar == null || !Files.isDirectory(target.resolve("lib"))) {
+      throw new IOException("no server build under " + target + " (talos-server-*.jar and lib/):"
+          + " run `mvn -q -DskipTests package` in " + talosHome + " or pass --talos-home");
+    }
+    return jar + java.io.File.pathSeparator + target.resolve("lib") + "/*";
+  }
+
+  TalosClient client() {
+    return TalosClient.create(TalosClientConfig.builder().endpoint(endpoint)
+        .credentialFile(dataDir.resolve("admin-credential.properties"))
+        .requestTimeoutMs(30_000).build());
+  }
+
+  /** The body of GET /ops/metrics (JSON). */
+  String opsMetrics() throws IOException, InterruptedException {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(endpoint + "/ops/metrics"))
+        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    return r.body();
+  }
+
+  String endpoint() {
+    return endpoint;
+  }
+
+  JvmProcess process() {
+    return process;
+  }
+
+  @Override
+  public void close() {
+    process.close();
+  }
+}

@@ -1,0 +1,57 @@
+package io.talos.bench.load;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class LoadBenchTest {
+  @Test
+  void shouldParseScenarioOptionsAndServerKeys() {
+    LoadBench.All all = new LoadBench.All();
+    new CommandLine(all).parseArgs("--partitions", "1,8,128", "--batches", "1,10", "--rate", "500",
+        "--no-kafka", "--durability", "sync", "-Dscheduling.workers=4", "--out", "/tmp/x");
+    assertEquals(List.of(1, 8, 128), all.sync.partitions);
+    assertEquals(List.of(1, 10), all.sync.batches);
+    assertEquals(500, all.latency.rate);
+    assertTrue(all.common.noKafka);
+    assertEquals("sync", all.common.durability);
+    assertEquals(Map.of("scheduling.workers", "4"), all.common.talosProps);
+    assertEquals(Path.of("/tmp/x"), all.common.out);
+  }
+
+  @Test
+  void shouldKeepDefaultsSizedForMinutes() {
+    LoadBench.All all = new LoadBench.All();
+    new CommandLine(all).parseArgs();
+    assertEquals(List.of(1, 8, 32), all.sync.partitions);
+    assertEquals(List.of(1, 10, 100, 1000), all.sync.batches);
+    assertEquals(List.of(100, 1024), all.throughput.sizes);
+    assertEquals(16, all.throughput.partitions);
+    assertEquals(1000, all.latency.rate);
+    assertEquals("flush", all.common.durability);
+  }
+
+  @Test
+  void shouldReplaceOnlyTheMarkedSectionOfADoc(@TempDir Path dir) throws IOException {
+    Path doc = dir.resolve("b.md");
+    Files.writeString(doc, "# B\nbefore\n<!-- bench:begin -->\nold\n<!-- bench:end -->\nafter\n");
+    LoadBench.updateDoc(doc, "new table\n");
+    assertEquals("# B\nbefore\n<!-- bench:begin -->\nnew table\n<!-- bench:end -->\nafter\n", Files.readString(doc));
+  }
+
+  @Test
+  void shouldRefuseADocWithoutMarkers(@TempDir Path dir) throws IOException {
+    Path doc = dir.resolve("b.md");
+    Files.writeString(doc, "# B\n");
+    assertThrows(IOException.class, () -> LoadBench.updateDoc(doc, "x"));
+  }
+}
