@@ -28,6 +28,13 @@ public final class MiniHdfs implements AutoCloseable {
     Files.createDirectories(base.toPath());
     Configuration conf = new Configuration();
     conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getPath());
+    // Explicit, not derived: an HBase mini cluster earlier in the same test JVM leaves the system
+    // property hadoop.tmp.dir pointing at a directory it deleted, and the NameNode's web server
+    // (started even with http disabled) makes its temp dir under it.
+    File tmp = new File(base, "hadoop-tmp");
+    Files.createDirectories(tmp.toPath());
+    conf.set("hadoop.tmp.dir", tmp.getPath());
+    conf.set("hadoop.http.temp.dir", new File(tmp, "http").getPath());
     conf.setInt("dfs.replication", replication);
     conf.setInt("dfs.namenode.replication.min", 1);
     conf.setLong("dfs.blocksize", 1024 * 1024);
