@@ -9,7 +9,6 @@ import io.talos.server.storage.PartitionFencedException;
 import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.StoredBlock;
-import io.talos.server.storage.TopicDeletedException;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.GetMessageRequest;
@@ -252,15 +251,9 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   }
 
   private PartitionLog log(TopicRecord topic, int partition) throws GalaxyTalosException {
-    try {
-      return logs.log(topic.resourceName(), partition);
-    } catch (TopicDeletedException e) {
-      throw TalosErrors.topicNotExist(topic.name());
-    } catch (IOException e) {
-      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot open partition " + partition
-          + " of topic '" + topic.name() + "': " + e.getMessage());
-    }
+    return Topics.openLog(logs, topic, partition);
   }
+
 
   private static int bound(String field, boolean set, int requested, int serverMax) throws GalaxyTalosException {
     if (!set || requested == 0) return serverMax;

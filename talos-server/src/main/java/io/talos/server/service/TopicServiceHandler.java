@@ -7,7 +7,6 @@ import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionLogs;
-import io.talos.server.storage.TopicDeletedException;
 import io.talos.thrift.AddSubResourceNameRequest;
 import io.talos.thrift.BaseQuota;
 import io.talos.thrift.ChangeTopicAttributeRequest;
@@ -178,15 +177,9 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
   }
 
   private PartitionLog openLog(TopicRecord topic, int partition) throws GalaxyTalosException {
-    try {
-      return logs.log(topic.resourceName(), partition);
-    } catch (TopicDeletedException e) {
-      throw TalosErrors.topicNotExist(topic.name());
-    } catch (IOException e) {
-      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot open partition " + partition
-          + " of topic '" + topic.name() + "': " + e.getMessage());
-    }
+    return Topics.openLog(logs, topic, partition);
   }
+
 
   private void checkPartitionCount(int count) throws GalaxyTalosException {
     if (count < 1 || count > maxPartitions) {

@@ -8,6 +8,10 @@ import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicTalosResourceName;
 import io.talos.common.TopicNames;
+import io.talos.server.storage.PartitionLog;
+import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.TopicDeletedException;
+import java.io.IOException;
 
 /**
  * Resolves the topic and partition a request names, with the wire errors for every way it can be
@@ -54,6 +58,21 @@ public final class Topics {
         : byName(tap.getTopicName());
     checkPartition(topic, tap.getPartitionId());
     return topic;
+  }
+
+  /**
+   * The log of one partition of {@code topic}: TOPIC_NOT_EXIST if the topic was deleted meanwhile,
+   * HDFS_OPERATION_FAILED (retriable) if storage cannot open it.
+   */
+  public static PartitionLog openLog(PartitionLogs logs, TopicRecord topic, int partition) throws GalaxyTalosException {
+    try {
+      return logs.log(topic.resourceName(), partition);
+    } catch (TopicDeletedException e) {
+      throw TalosErrors.topicNotExist(topic.name());
+    } catch (IOException e) {
+      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot open partition " + partition
+          + " of topic '" + topic.name() + "': " + e.getMessage());
+    }
   }
 
   public static void checkPartition(TopicRecord topic, int partitionId) throws GalaxyTalosException {
