@@ -128,12 +128,6 @@ public final class Authenticator {
     return claim.credential();
   }
 
-  /** {@link #checkHeaders} then {@link #verify}, for callers that already hold the body. */
-  public Credential authenticate(String method, String path, String query,
-      Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
-    return verify(checkHeaders(headers), method, path, query, headers, body, bodyLength);
-  }
-
   private static String stripLeadingZeros(String hex) {
     int i = 0;
     while (i < hex.length() - 1 && hex.charAt(i) == '0') i++;

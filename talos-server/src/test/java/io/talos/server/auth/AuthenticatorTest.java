@@ -72,7 +72,7 @@ class AuthenticatorTest {
       Map<String, List<String>> h = headers(body, NOW_SECS - 30);
       sign(h, scheme, "TKID", "secret");
       assertTrue(h.get("X-Xiaomi-Content-MD5").get(0).length() < 32);
-      assertEquals("alice", authenticator.authenticate("POST", "/v1/api/topic", "id=1&type=x", h, body, body.length).ownerId());
+      assertEquals("alice", authenticator.verify(authenticator.checkHeaders(h), "POST", "/v1/api/topic", "id=1&type=x", h, body, body.length).ownerId());
     }
   }
 
@@ -98,11 +98,11 @@ class AuthenticatorTest {
     Map<String, List<String>> wrongPath = headers(body, NOW_SECS);
     sign(wrongPath, "Galaxy-V3", "TKID", "secret");
     assertThrows(AuthenticationException.class,
-        () -> authenticator.authenticate("POST", "/v1/api/message", "id=1&type=x", wrongPath, body, body.length));
+        () -> authenticator.verify(authenticator.checkHeaders(wrongPath), "POST", "/v1/api/message", "id=1&type=x", wrongPath, body, body.length));
   }
 
   private int status(Map<String, List<String>> h, byte[] body) {
     return assertThrows(AuthenticationException.class,
-        () -> authenticator.authenticate("POST", "/v1/api/topic", "id=1&type=x", h, body, body.length)).httpStatus();
+        () -> authenticator.verify(authenticator.checkHeaders(h), "POST", "/v1/api/topic", "id=1&type=x", h, body, body.length)).httpStatus();
   }
 }
