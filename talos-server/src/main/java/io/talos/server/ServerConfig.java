@@ -33,6 +33,8 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_RETENTION_CHECK_INTERVAL_MS = "storage.retention.check.interval.ms";
   public static final String STORAGE_TAIL_CACHE_BYTES = "storage.tail.cache.bytes";
   public static final String STORAGE_LEASE_RECOVERY_TIMEOUT_MS = "storage.lease.recovery.timeout.ms";
+  public static final String STORAGE_ORPHAN_DATA_ACCEPT = "storage.orphan.data.accept";
+  public static final String STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS = "storage.topic.deletion.check.interval.ms";
 
   public static final String METADATA_STORE = "metadata.store";
   public static final String METADATA_DIR = "metadata.dir";
@@ -40,6 +42,8 @@ public final class ServerConfig extends TalosConfig {
   public static final String METADATA_HBASE_ZNODE_PARENT = "metadata.hbase.zookeeper.znode.parent";
   public static final String METADATA_HBASE_NAMESPACE = "metadata.hbase.namespace";
   public static final String METADATA_HBASE_OPERATION_TIMEOUT_MS = "metadata.hbase.operation.timeout.ms";
+  public static final String METADATA_CACHE_MAX_ENTRIES = "metadata.cache.max.entries";
+  public static final String METADATA_CACHE_TTL_MS = "metadata.cache.ttl.ms";
 
   public static final String TOPIC_PARTITIONS_MAX = "topic.partitions.max";
   public static final String TOPIC_RETENTION_SECS_DEFAULT = "topic.retention.secs.default";
@@ -103,6 +107,10 @@ public final class ServerConfig extends TalosConfig {
           "Bytes of recently appended data kept in memory (shared by all partitions, oldest appends evicted first) so that consumers near the tail do not read the file system; 0 disables it.")
       .define(STORAGE_LEASE_RECOVERY_TIMEOUT_MS, Type.LONG, 60_000L, Validator.atLeast(0),
           "HDFS: how long opening a partition waits for the lease of a segment left open by a crashed or previous owner to be recovered, in ms.")
+      .define(STORAGE_ORPHAN_DATA_ACCEPT, Type.BOOLEAN, false, null,
+          "Start even if the metadata store has no topics while the storage root holds topic data (normally refused: the metadata is probably lost or the wrong one); the data is kept and reported at GET /ops/orphans, never deleted. Command line: --accept-orphan-data.")
+      .define(STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS, Type.LONG, 60_000L, Validator.atLeast(100),
+          "How often deletions of topics whose data could not be removed at once are retried, and orphaned topic directories looked for, in ms.")
       .section("Metadata")
       .define(METADATA_STORE, Type.STRING, "embedded", Validator.oneOf("embedded", "hbase"),
           "Metadata store implementation: embedded (an H2 MVStore file under metadata.dir, one node) or hbase (tables in HBase, shared by a cluster).")
@@ -113,9 +121,13 @@ public final class ServerConfig extends TalosConfig {
       .define(METADATA_HBASE_ZNODE_PARENT, Type.STRING, "/hbase", Validator.nonEmpty(),
           "metadata.store=hbase: the HBase cluster's root znode (HBase's zookeeper.znode.parent).")
       .define(METADATA_HBASE_NAMESPACE, Type.STRING, "talos", hbaseNamespace(),
-          "metadata.store=hbase: HBase namespace holding the Talos tables (meta, topic_names, topics, credentials), created on first start.")
+          "metadata.store=hbase: HBase namespace holding the Talos tables (meta, topic_names, topics, credentials, topic_deletions), created on first start.")
       .define(METADATA_HBASE_OPERATION_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(1000, 3_600_000),
           "metadata.store=hbase: longest one HBase operation may take, its client retries included (HBase's hbase.client.operation.timeout); beyond it the request fails with HBASE_OPERATION_FAILED.")
+      .define(METADATA_CACHE_MAX_ENTRIES, Type.INT, 10_000, Validator.between(0, 10_000_000),
+          "Topics and credentials each kept in memory (most recently used), so requests do not read the metadata store; 0 disables the cache.")
+      .define(METADATA_CACHE_TTL_MS, Type.LONG, 1_000L, Validator.between(0, 3_600_000),
+          "How long a cached topic or credential is used before it is read again, in ms: changes made on this node are seen at once, changes made by other nodes sharing the store within this time; 0 disables the cache.")
       .section("Topics")
       .define(TOPIC_PARTITIONS_MAX, Type.INT, 1024, Validator.between(1, 65536),
           "Largest partition count a topic may have.")

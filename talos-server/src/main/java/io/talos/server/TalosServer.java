@@ -7,12 +7,14 @@ import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.frontend.ApiHandler;
 import io.talos.server.frontend.ErrorBoundary;
+import io.talos.server.metadata.CachingMetadataStore;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.ops.OpsHandler;
+import io.talos.server.ops.OrphansHandler;
 import io.talos.server.scheduling.PoolConfig;
 import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.WorkerSelector;
@@ -20,6 +22,7 @@ import io.talos.server.service.ConsumerServiceHandler;
 import io.talos.server.service.MessageBlockValidator;
 import io.talos.server.service.MessageServiceHandler;
 import io.talos.server.service.QuotaServiceHandler;
+import io.talos.server.service.TopicDeletions;
 import io.talos.server.service.TopicServiceHandler;
 import io.talos.server.service.Topics;
 import io.talos.server.storage.Durability;
@@ -35,10 +38,10 @@ import java.net.URI;
 import java.time.Clock;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -72,22 +75,28 @@ public final class TalosServer implements AutoCloseable {
   private final AdminCredentials.Result admin;
   private volatile boolean closed;
 
-  private TalosServer(ServerConfig config, Clock clock) throws Exception {
+  private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
     this.config = config;
-    java.nio.file.Files.createDirectories(config.dataDir());
-    MetadataStore store = openMetadata(config);
+    createPrivateDirectory(config.dataDir());
+    MetadataStore store = cached(config, clock, wrapStore.apply(openMetadata(config)));
     PartitionLogs partitionLogs = null;
     TaskPool taskPool = null;
     Server server = null;
     ScheduledExecutorService scheduler = null;
     try {
-      this.admin = AdminCredentials.ensure(store, config.adminCredentialFile());
       partitionLogs = openLogs(config, clock);
+      // Before anything is written to the store: it may be the wrong one for this data.
+      TopicDeletions.checkStartup(store, partitionLogs, storeName(config), config.storageRootUri(),
+          config.getBoolean(ServerConfig.STORAGE_ORPHAN_DATA_ACCEPT), TalosServerMain.ACCEPT_ORPHAN_DATA_FLAG
+              + " (or " + ServerConfig.STORAGE_ORPHAN_DATA_ACCEPT + "=true)");
+      this.admin = AdminCredentials.ensure(store, config.adminCredentialFile());
       TailCache tailCache = partitionLogs.tailCache();
       metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
       metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
       metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
-      deleteOrphanLogs(store, partitionLogs);
+      TopicDeletions topicDeletions = new TopicDeletions(store, partitionLogs, clock);
+      topicDeletions.runOnce(); // finishes deletions interrupted by the last stop
+      metrics.register("storage.orphan.topics", (Gauge<Integer>) () -> topicDeletions.orphans().size());
 
       Topics topics = new Topics(store);
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
@@ -99,7 +108,7 @@ public final class TalosServer implements AutoCloseable {
       taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
       Map<String, ApiHandler.Service> services = Map.of(
           "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
-              new TopicServiceHandler(topics, partitionLogs, clock, config.getInt(ServerConfig.TOPIC_PARTITIONS_MAX),
+              new TopicServiceHandler(topics, partitionLogs, topicDeletions, clock, config.getInt(ServerConfig.TOPIC_PARTITIONS_MAX),
                   config.getInt(ServerConfig.TOPIC_RETENTION_SECS_DEFAULT),
                   config.getInt(ServerConfig.TOPIC_RETENTION_SECS_MIN)), metrics),
               new TopicService.Processor<>(null).getProcessMapView()),
@@ -126,6 +135,7 @@ public final class TalosServer implements AutoCloseable {
       server.setHandler(new Handler.Sequence(
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler),
+          new OrphansHandler(topicDeletions),
           new OpsHandler(metrics),
           new NotFoundHandler()));
       server.start();
@@ -138,6 +148,14 @@ public final class TalosServer implements AutoCloseable {
       });
       long interval = config.getLong(ServerConfig.STORAGE_RETENTION_CHECK_INTERVAL_MS);
       scheduler.scheduleWithFixedDelay(() -> runRetention(store, retained), interval, interval, TimeUnit.MILLISECONDS);
+      long deletionInterval = config.getLong(ServerConfig.STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS);
+      scheduler.scheduleWithFixedDelay(() -> {
+        try {
+          topicDeletions.runOnce();
+        } catch (RuntimeException e) {
+          LOG.warn("topic deletion pass failed; will retry", e);
+        }
+      }, deletionInterval, deletionInterval, TimeUnit.MILLISECONDS);
     } catch (Exception | Error e) {
       if (scheduler != null) scheduler.shutdownNow();
       if (server != null) {
@@ -166,7 +184,10 @@ public final class TalosServer implements AutoCloseable {
     this.maintenance = scheduler;
   }
 
-  /** The metadata store holds the credentials' secret keys: owner-only (0700) when created. */
+  /**
+   * The data directory holds the messages and the metadata store the credentials' secret keys:
+   * both owner-only (0700) when created; an existing directory keeps its mode.
+   */
   private static void createPrivateDirectory(java.nio.file.Path dir) {
     try {
       if (java.nio.file.Files.isDirectory(dir)) return;
@@ -187,9 +208,32 @@ public final class TalosServer implements AutoCloseable {
   }
 
   public static TalosServer start(ServerConfig config, Clock clock) throws Exception {
-    TalosServer server = new TalosServer(config, clock);
+    return start(config, clock, UnaryOperator.identity());
+  }
+
+  /**
+   * As {@link #start(ServerConfig, Clock)}, with {@code wrapStore} applied to the metadata store
+   * as opened (below the cache): tests use it to observe or fail store calls.
+   */
+  static TalosServer start(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
+    TalosServer server = new TalosServer(config, clock, wrapStore);
     LOG.info("Talos server listening on {} with data in {}", server.endpoint(), config.dataDir());
     return server;
+  }
+
+  /** {@code store} behind a {@link CachingMetadataStore}, unless the cache is configured off. */
+  static MetadataStore cached(ServerConfig config, Clock clock, MetadataStore store) {
+    int maxEntries = config.getInt(ServerConfig.METADATA_CACHE_MAX_ENTRIES);
+    long ttlMs = config.getLong(ServerConfig.METADATA_CACHE_TTL_MS);
+    if (maxEntries == 0 || ttlMs == 0) return store;
+    return new CachingMetadataStore(store, maxEntries, ttlMs, () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()));
+  }
+
+  private static String storeName(ServerConfig config) {
+    return config.getString(ServerConfig.METADATA_STORE).equals("hbase")
+        ? "in HBase namespace " + config.getString(ServerConfig.METADATA_HBASE_NAMESPACE)
+        + " (quorum " + config.getString(ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM) + ")"
+        : config.metadataDir().resolve(MvStoreMetadataStore.FILE_NAME).toString();
   }
 
   /** The metadata store {@code metadata.store} selects. */
@@ -230,20 +274,6 @@ public final class TalosServer implements AutoCloseable {
         .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .build();
     return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES));
-  }
-
-  /**
-   * Topic deletion removes the metadata first, then the data; a crash in between leaves a data
-   * directory no topic refers to, removed here.
-   */
-  private static void deleteOrphanLogs(MetadataStore store, PartitionLogs logs) throws IOException {
-    Set<String> live = store.topics().stream().map(TopicRecord::resourceName).collect(Collectors.toSet());
-    for (String resourceName : logs.topicResourceNames()) {
-      if (!live.contains(resourceName)) {
-        LOG.info("deleting the data of deleted topic {}", resourceName);
-        logs.deleteTopic(resourceName);
-      }
-    }
   }
 
   static PoolConfig poolConfig(ServerConfig config) {
@@ -330,7 +360,7 @@ public final class TalosServer implements AutoCloseable {
       response.setStatus(404);
       response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
       response.write(true, java.nio.ByteBuffer.wrap(("no such path " + request.getHttpURI().getPath()
-          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota}, ops is GET /ops/{health,metrics}\n")
+          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota}, ops is GET /ops/{health,metrics,orphans}\n")
           .getBytes(java.nio.charset.StandardCharsets.UTF_8)), callback);
       return true;
     }

@@ -25,6 +25,13 @@ public final class TalosServerMain implements Callable<Integer> {
   @Option(names = "--conf", description = "Properties file with server keys (see conf/talos.properties).")
   Path conf;
 
+  /** The flag that starts a node over topic data its (empty) metadata store does not know. */
+  public static final String ACCEPT_ORPHAN_DATA_FLAG = "--accept-orphan-data";
+
+  @Option(names = ACCEPT_ORPHAN_DATA_FLAG, description = "Start even if the metadata store is empty while the"
+      + " storage root holds topic data (storage.orphan.data.accept); that data is kept, never deleted.")
+  boolean acceptOrphanData;
+
   @Option(names = "-D", description = "Override one key: -Dkey=value.", mapFallbackValue = "")
   Map<String, String> overrides = Map.of();
 
@@ -35,6 +42,7 @@ public final class TalosServerMain implements Callable<Integer> {
     if (port != null) props.setProperty(ServerConfig.PORT, port.toString());
     if (host != null) props.setProperty(ServerConfig.HOST, host);
     if (dataDir != null) props.setProperty(ServerConfig.DATA_DIR, dataDir.toString());
+    if (acceptOrphanData) props.setProperty(ServerConfig.STORAGE_ORPHAN_DATA_ACCEPT, "true");
     ServerConfig config = ServerConfig.load(conf, props);
     TalosServer server = TalosServer.start(config);
     CountDownLatch stopped = new CountDownLatch(1);
@@ -43,10 +51,9 @@ public final class TalosServerMain implements Callable<Integer> {
       stopped.countDown();
     }, "talos-shutdown"));
     System.out.println("Talos is up: endpoint " + server.endpoint() + ", data in " + config.dataDir());
+    // Never the secret itself: stdout ends up in terminals, logs and service managers' journals.
     if (server.adminCredentialCreated()) {
-      System.out.println("Created the admin credential (written to " + config.adminCredentialFile() + ", mode 0600):");
-      System.out.println("  secretKeyId=" + server.adminCredential().secretKeyId());
-      System.out.println("  secretKey=" + server.adminCredential().secretKey());
+      System.out.println("Created the admin credential in " + config.adminCredentialFile() + " (mode 0600)");
     } else {
       System.out.println("Admin credential: " + config.adminCredentialFile());
     }

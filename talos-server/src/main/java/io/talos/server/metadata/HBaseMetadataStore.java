@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * {@link MetadataCodec}, as in the embedded store.
  *
  * <h2>Schema</h2>
- * Four tables in one namespace (default {@code talos}), each with one column family {@code m}
+ * Five tables in one namespace (default {@code talos}), each with one column family {@code m}
  * (one version kept, {@code NEW_VERSION_BEHAVIOR} on: a delete marker hides only older writes,
  * so a cell written right after a delete in the same millisecond is not masked). Row keys and
  * qualifiers are UTF-8.
@@ -58,7 +58,11 @@ import org.slf4j.LoggerFactory;
  *                                  "o/" group "/" 0000000007    {"v":1,"offset":..}
  *                                  "e/" 0000000007              {"v":1,"ownerId":..,"epoch":..}
  * credentials   secretKeyId        "c"                          credential JSON
+ * topic_deletions resource name    "d"                          {"v":1,"requestedMs":..}
  * </pre>
+ * {@code topic_deletions} holds the tombstones of deleted topics whose data is not yet removed
+ * (see {@link MetadataStore#putTopicTombstone}); it is created on open like the others, so a
+ * namespace of an older Talos gains it without a schema version change.
  * Group and worker ids are escaped as in {@link MvStoreMetadataStore#escape} ({@code '%'} and
  * {@code '/'}), so {@code "l/" + group + "/"} is a prefix that matches exactly one group.
  * Everything of one topic incarnation is one row of {@code topics}: its record and all consumer
@@ -127,6 +131,7 @@ public final class HBaseMetadataStore implements MetadataStore {
   static final String TABLE_TOPIC_NAMES = "topic_names";
   static final String TABLE_TOPICS = "topics";
   static final String TABLE_CREDENTIALS = "credentials";
+  static final String TABLE_TOPIC_DELETIONS = "topic_deletions";
 
   static final byte[] FAMILY = bytes("m");
   static final byte[] ROW_SCHEMA = bytes("schema");
@@ -134,6 +139,7 @@ public final class HBaseMetadataStore implements MetadataStore {
   static final byte[] COL_RESOURCE = bytes("r");
   static final byte[] COL_TOPIC = bytes("topic");
   static final byte[] COL_CREDENTIAL = bytes("c");
+  static final byte[] COL_TOMBSTONE = bytes("d");
 
   /** How long {@link #open} waits for a table another node is creating to become available. */
   private static final long TABLE_WAIT_MS = 60_000;
@@ -151,6 +157,7 @@ public final class HBaseMetadataStore implements MetadataStore {
   private final TableName topicNamesTable;
   private final TableName topicsTable;
   private final TableName credentialsTable;
+  private final TableName topicDeletionsTable;
   private volatile boolean closed;
 
   private HBaseMetadataStore(Connection connection, boolean ownsConnection, String namespace) {
@@ -161,6 +168,7 @@ public final class HBaseMetadataStore implements MetadataStore {
     this.topicNamesTable = TableName.valueOf(namespace, TABLE_TOPIC_NAMES);
     this.topicsTable = TableName.valueOf(namespace, TABLE_TOPICS);
     this.credentialsTable = TableName.valueOf(namespace, TABLE_CREDENTIALS);
+    this.topicDeletionsTable = TableName.valueOf(namespace, TABLE_TOPIC_DELETIONS);
   }
 
   /**
@@ -218,7 +226,8 @@ public final class HBaseMetadataStore implements MetadataStore {
           LOG.debug("Namespace {} was created concurrently", namespace);
         }
       }
-      for (TableName table : List.of(metaTable, topicNamesTable, topicsTable, credentialsTable)) {
+      for (TableName table : List.of(metaTable, topicNamesTable, topicsTable, credentialsTable,
+          topicDeletionsTable)) {
         ensureTable(admin, table);
       }
     } catch (IOException e) {
@@ -753,6 +762,80 @@ public final class HBaseMetadataStore implements MetadataStore {
     } catch (IOException e) {
       throw failed("credential " + secretKeyId, e);
     }
+  }
+
+  // ---- topic deletion tombstones and health ------------------------------------------------
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here: a conditional put if absent; an unknown outcome is resolved by reading (any
+   * tombstone there satisfies the contract).
+   */
+  @Override
+  public void putTopicTombstone(String topicResourceName, long nowMs) {
+    byte[] row = row(topicResourceName);
+    String what = "putTopicTombstone " + topicResourceName;
+    checkOpen();
+    try (Table deletions = connection.getTable(topicDeletionsTable)) {
+      Boolean ok = tryCas(deletions, CheckAndMutate.newBuilder(row)
+          .ifNotExists(FAMILY, COL_TOMBSTONE)
+          .build(new Put(row).addColumn(FAMILY, COL_TOMBSTONE,
+              bytes(MetadataCodec.encodeTombstone(nowMs)))));
+      if (ok == null && get(deletions, row, COL_TOMBSTONE) == null) {
+        throw new MetadataException(what + ": writing the tombstone to HBase failed; retrying is"
+            + " safe", null);
+      }
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
+  }
+
+  @Override
+  public Map<String, Long> topicTombstones() {
+    checkOpen();
+    try (Table deletions = connection.getTable(topicDeletionsTable);
+         ResultScanner scanner = deletions.getScanner(new Scan().addColumn(FAMILY,
+             COL_TOMBSTONE))) {
+      Map<String, Long> result = new TreeMap<>();
+      for (Result r : scanner) {
+        String resourceName = string(r.getRow());
+        result.put(resourceName, MetadataCodec.decodeTombstone("tombstone " + resourceName,
+            string(r.getValue(FAMILY, COL_TOMBSTONE))));
+      }
+      return Collections.unmodifiableMap(result);
+    } catch (IOException e) {
+      throw failed("topicTombstones", e);
+    }
+  }
+
+  @Override
+  public boolean removeTopicTombstone(String topicResourceName) {
+    byte[] row = row(topicResourceName);
+    String what = "removeTopicTombstone " + topicResourceName;
+    checkOpen();
+    try (Table deletions = connection.getTable(topicDeletionsTable)) {
+      if (get(deletions, row, COL_TOMBSTONE) == null) {
+        return false;
+      }
+      deletions.delete(new Delete(row)); // idempotent: the client may retry it
+      return true;
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
+  }
+
+  /** {@inheritDoc} Here: only whether the store and its connection are open (no RPC). */
+  @Override
+  public Optional<String> probe() {
+    if (closed) {
+      return Optional.of("HBase metadata store (namespace " + namespace + ") is closed");
+    }
+    if (connection.isClosed() || connection.isAborted()) {
+      return Optional.of("the HBase connection of namespace " + namespace + " is "
+          + (connection.isAborted() ? "aborted" : "closed"));
+    }
+    return Optional.empty();
   }
 
   // ---- lifecycle ----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import java.util.TreeMap;
  * offset      {"v":1,"offset":1234}
  * epoch       {"v":1,"ownerId":"node-1","epoch":7}
  * credential  {"v":1,"secretKeyId":"AK1","secretKey":"...","ownerId":"alice","admin":false}
+ * tombstone   {"v":1,"requestedMs":1700000000000}
  * </pre>
  *
  * Attributes are written in key order so equal records encode to equal text. Decoding rejects a
@@ -107,6 +108,17 @@ final class MetadataCodec {
   static long decodeOffset(String what, String text) {
     String shown = abbreviate(text);
     return longValue(what, read(what, text, shown), "offset", shown);
+  }
+
+  static String encodeTombstone(long requestedMs) {
+    ObjectNode node = newValue();
+    node.put("requestedMs", requestedMs);
+    return write(node);
+  }
+
+  static long decodeTombstone(String what, String text) {
+    String shown = abbreviate(text);
+    return longValue(what, read(what, text, shown), "requestedMs", shown);
   }
 
   static String encodeEpoch(String ownerId, long epoch) {

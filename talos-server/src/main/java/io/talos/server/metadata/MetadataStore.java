@@ -125,6 +125,35 @@ public interface MetadataStore extends AutoCloseable {
 
   Optional<Credential> credential(String secretKeyId);
 
+  // ---- topic deletion tombstones and health ------------------------------------------------
+  // (one block for deletion safety; keep other additions in their own block)
+
+  /**
+   * Records that the data of the topic incarnation {@code topicResourceName} is to be deleted.
+   * Written before the topic's metadata is removed, so a deletion interrupted at any point is
+   * found and finished later, and a data directory with neither a topic nor a tombstone is never
+   * mistaken for one to delete. Idempotent: if a tombstone exists it is kept with its first
+   * time.
+   *
+   * @param nowMs when the deletion was requested (the caller's clock)
+   */
+  void putTopicTombstone(String topicResourceName, long nowMs);
+
+  /** Pending tombstones: resource name → when the deletion was requested (ms), sorted by name. */
+  Map<String, Long> topicTombstones();
+
+  /** Removes the tombstone once the data is gone. @return false if there was none */
+  boolean removeTopicTombstone(String topicResourceName);
+
+  /**
+   * A cheap health probe for the ops endpoint: empty while the store can serve calls, else why
+   * it cannot (for example: failed and not yet reopened, or closed). Does no remote I/O and may
+   * try a local recovery; never throws.
+   */
+  Optional<String> probe();
+
+  // ---- end of topic deletion tombstones and health -----------------------------------------
+
   @Override
   void close();
 }

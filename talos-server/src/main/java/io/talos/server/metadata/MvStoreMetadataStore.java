@@ -5,6 +5,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -12,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.h2.mvstore.Cursor;
@@ -50,6 +53,7 @@ import org.slf4j.LoggerFactory;
  * offsets       resourceName/group/0000000007             {"v":1,"offset":..}
  * epochs        resourceName/0000000007                   {"v":1,"ownerId":..,"epoch":..}
  * credentials   secretKeyId                               credential JSON
+ * tombstones    resourceName                              {"v":1,"requestedMs":..}
  * </pre>
  * Consumer state is keyed topic first: {@code resourceName/group/} is the prefix that {@link
  * #workers} and {@link #partitionLocks} scan, and {@code resourceName/} the prefix {@link
@@ -73,10 +77,20 @@ import org.slf4j.LoggerFactory;
  *   returns. {@code commit()} alone leaves the chunk in the OS page cache: enough for a process
  *   crash, not for a machine crash.
  * </ol>
- * A failed write or sync leaves the chunk state unknown, so the store then closes itself
- * (fail-stop, as MVStore itself does on a write error): that call and every later one throw a
- * {@link MetadataException}, and after reopening, the failed call's change is either wholly
- * there or wholly absent. Calls that change nothing write nothing.
+ * A failed write or sync leaves the chunk state unknown, so the store then closes its MVStore
+ * at once (fail-stop, as MVStore itself does on a write error): that call throws a {@link
+ * MetadataException}. The next call (or {@link #probe()}) reopens the file, which recovers it
+ * as after a crash: the failed call's change is either wholly there or wholly absent. Until a
+ * reopen succeeds every call throws a MetadataException saying so (retriable: the server
+ * answers HBASE_OPERATION_FAILED) and {@link #probe()} reports the store unhealthy; a reopen is
+ * tried at most once per {@value #REOPEN_INTERVAL_MS} ms. Calls that change nothing write
+ * nothing.
+ *
+ * <h2>Permissions</h2>
+ * The file holds the credentials' secret keys in plain text (the Galaxy HMAC signature needs the
+ * secret itself, so it cannot be stored hashed): {@link #open} creates it owner-only (0600) and
+ * narrows an existing file to 0600 where the file system has POSIX permissions. The directory
+ * is the caller's to protect (the server creates it 0700).
  *
  * <p>Space: every commit writes a new chunk (about 12 KB: whole 4 KB blocks) and the space of
  * chunks it frees is reused only after MVStore's retention time (45 s, kept at its safe default).
@@ -105,37 +119,58 @@ public final class MvStoreMetadataStore implements MetadataStore {
   static final String MAP_CREDENTIALS = "credentials";
   /** Added without a schema version change: a file without it simply has no epochs yet. */
   static final String MAP_EPOCHS = "epochs";
+  /** Added without a schema version change, like epochs. */
+  static final String MAP_TOMBSTONES = "tombstones";
   static final String KEY_SCHEMA_VERSION = "schemaVersion";
 
   /** Time {@link #close()} may spend compacting the file, as H2's own database does on close. */
   private static final int CLOSE_COMPACT_MS = 200;
 
+  /** Least time between two attempts to reopen the file after a failure. */
+  static final long REOPEN_INTERVAL_MS = 1_000;
+
+  /** How the file is opened in production; see the class comment on {@code async:}. */
+  static final String FILE_PREFIX = "async:";
+
   private static final Logger LOG = LoggerFactory.getLogger(MvStoreMetadataStore.class);
 
   private final Path file;
-  private final MVStore store;
-  private final MVMap<String, String> topics;
-  private final MVMap<String, String> workers;
-  private final MVMap<String, String> locks;
-  private final MVMap<String, String> offsets;
-  private final MVMap<String, String> credentials;
-  private final MVMap<String, String> epochs;
+  /** H2 file path prefix the file is opened with ({@value #FILE_PREFIX}; tests wrap it). */
+  private final String filePrefix;
+  // The MVStore and its maps: replaced when the file is reopened after a failure.
+  private MVStore store;
+  private MVMap<String, String> topics;
+  private MVMap<String, String> workers;
+  private MVMap<String, String> locks;
+  private MVMap<String, String> offsets;
+  private MVMap<String, String> credentials;
+  private MVMap<String, String> epochs;
+  private MVMap<String, String> tombstones;
 
   /** Guards everything below and every access to the MVStore and its maps. */
   private final Object monitor = new Object();
   private boolean closed;
-  /** Why the store closed itself, if it did; see the class comment. */
+  /** Why the MVStore was closed after a failure and not yet reopened; see the class comment. */
   private RuntimeException failure;
+  /** When the last reopen after a failure was tried (System.nanoTime), to space attempts. */
+  private long lastReopenNanos;
 
-  private MvStoreMetadataStore(Path file, MVStore store) {
+  private MvStoreMetadataStore(Path file, String filePrefix, MVStore store) {
     this.file = file;
-    this.store = store;
-    this.topics = openMap(store, MAP_TOPICS);
-    this.workers = openMap(store, MAP_WORKERS);
-    this.locks = openMap(store, MAP_LOCKS);
-    this.offsets = openMap(store, MAP_OFFSETS);
-    this.credentials = openMap(store, MAP_CREDENTIALS);
-    this.epochs = openMap(store, MAP_EPOCHS);
+    this.filePrefix = filePrefix;
+    attach(store);
+  }
+
+  /** Makes {@code mvStore} the one in use. Caller holds the monitor (or is the constructor). */
+  private void attach(MVStore mvStore) {
+    this.store = mvStore;
+    this.topics = openMap(mvStore, MAP_TOPICS);
+    this.workers = openMap(mvStore, MAP_WORKERS);
+    this.locks = openMap(mvStore, MAP_LOCKS);
+    this.offsets = openMap(mvStore, MAP_OFFSETS);
+    this.credentials = openMap(mvStore, MAP_CREDENTIALS);
+    this.epochs = openMap(mvStore, MAP_EPOCHS);
+    this.tombstones = openMap(mvStore, MAP_TOMBSTONES);
   }
 
   /**
@@ -146,17 +181,23 @@ public final class MvStoreMetadataStore implements MetadataStore {
    *     unreadable, or of a newer schema version
    */
   public static MvStoreMetadataStore open(Path dir) {
+    return open(dir, FILE_PREFIX);
+  }
+
+  /** As {@link #open(Path)}, the file opened through H2 file path {@code filePrefix}. */
+  static MvStoreMetadataStore open(Path dir, String filePrefix) {
     Path file = dir.resolve(FILE_NAME).toAbsolutePath();
     boolean created;
     try {
       Files.createDirectories(file.getParent());
-      created = !Files.exists(file);
+      created = ownerOnlyFile(file);
     } catch (IOException e) {
-      throw new MetadataException("cannot create metadata directory " + file.getParent(), e);
+      throw new MetadataException("cannot create metadata directory " + file.getParent()
+          + " or file " + file + ": " + e, e);
     }
-    MVStore store = openMvStore(file);
+    MVStore store = openMvStore(filePrefix, file);
     try {
-      MvStoreMetadataStore metadata = new MvStoreMetadataStore(file, store);
+      MvStoreMetadataStore metadata = new MvStoreMetadataStore(file, filePrefix, store);
       int schemaVersion = metadata.initSchema();
       if (store.hasUnsavedChanges()) {
         store.commit();
@@ -175,10 +216,34 @@ public final class MvStoreMetadataStore implements MetadataStore {
     }
   }
 
-  private static MVStore openMvStore(Path file) {
+  /**
+   * Creates {@code file} empty and owner-only (MVStore initialises an empty file as a new store),
+   * or narrows an existing one to owner-only; see the class comment.
+   *
+   * @return whether the file was created
+   */
+  private static boolean ownerOnlyFile(Path file) throws IOException {
+    Set<PosixFilePermission> ownerOnly = PosixFilePermissions.fromString("rw-------");
+    boolean posix = Files.getFileStore(file.getParent()).supportsFileAttributeView("posix");
+    if (!Files.exists(file)) {
+      if (posix) {
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(ownerOnly));
+      }
+      return true;
+    }
+    if (posix && !Files.getPosixFilePermissions(file).equals(ownerOnly)) {
+      LOG.warn("Metadata store {} holds secret keys but had permissions {}; setting them to {}",
+          file, PosixFilePermissions.toString(Files.getPosixFilePermissions(file)),
+          PosixFilePermissions.toString(ownerOnly));
+      Files.setPosixFilePermissions(file, ownerOnly);
+    }
+    return false;
+  }
+
+  private static MVStore openMvStore(String filePrefix, Path file) {
     try {
       return new MVStore.Builder()
-          .fileName("async:" + file)
+          .fileName(filePrefix + file)
           .autoCommitDisabled()
           .open();
     } catch (MVStoreException e) {
@@ -197,7 +262,8 @@ public final class MvStoreMetadataStore implements MetadataStore {
     String stored = meta.get(KEY_SCHEMA_VERSION);
     if (stored == null) {
       boolean empty = topics.isEmpty() && workers.isEmpty() && locks.isEmpty()
-          && offsets.isEmpty() && credentials.isEmpty() && epochs.isEmpty();
+          && offsets.isEmpty() && credentials.isEmpty() && epochs.isEmpty()
+          && tombstones.isEmpty();
       if (!empty) {
         throw new MetadataException("metadata store " + file + " holds data but no "
             + KEY_SCHEMA_VERSION + " entry; it was not written by Talos", null);
@@ -465,6 +531,55 @@ public final class MvStoreMetadataStore implements MetadataStore {
         .map(v -> MetadataCodec.decodeCredential("credential " + secretKeyId, v)));
   }
 
+  // ---- topic deletion tombstones and health ------------------------------------------------
+
+  @Override
+  public void putTopicTombstone(String topicResourceName, long nowMs) {
+    Objects.requireNonNull(topicResourceName, "topicResourceName");
+    String value = MetadataCodec.encodeTombstone(nowMs);
+    write("putTopicTombstone " + topicResourceName,
+        () -> tombstones.putIfAbsent(topicResourceName, value));
+  }
+
+  @Override
+  public Map<String, Long> topicTombstones() {
+    return read("topicTombstones", () -> {
+      Map<String, Long> result = new TreeMap<>();
+      for (Map.Entry<String, String> e : tombstones.entrySet()) {
+        result.put(e.getKey(), MetadataCodec.decodeTombstone("tombstone " + e.getKey(),
+            e.getValue()));
+      }
+      return Collections.unmodifiableMap(result);
+    });
+  }
+
+  @Override
+  public boolean removeTopicTombstone(String topicResourceName) {
+    Objects.requireNonNull(topicResourceName, "topicResourceName");
+    return write("removeTopicTombstone " + topicResourceName,
+        () -> tombstones.remove(topicResourceName) != null);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here: after a failure, tries to reopen the file (at most once per {@value
+   * #REOPEN_INTERVAL_MS} ms) and reports the store unhealthy until that succeeds.
+   */
+  @Override
+  public Optional<String> probe() {
+    synchronized (monitor) {
+      if (closed) {
+        return Optional.of("metadata store " + file + " is closed");
+      }
+      if (failure != null && !tryReopen()) {
+        return Optional.of("metadata store " + file + " failed (" + failure
+            + ") and could not be reopened yet");
+      }
+      return Optional.empty();
+    }
+  }
+
   // ---- lifecycle ----------------------------------------------------------------------------
 
   /** Closes the store, compacting its file for up to {@value #CLOSE_COMPACT_MS} ms. Idempotent. */
@@ -475,6 +590,9 @@ public final class MvStoreMetadataStore implements MetadataStore {
         return;
       }
       closed = true;
+      if (failure != null) {
+        return; // the MVStore was closed when it failed
+      }
       try {
         store.close(CLOSE_COMPACT_MS);
       } catch (RuntimeException e) {
@@ -496,7 +614,9 @@ public final class MvStoreMetadataStore implements MetadataStore {
   void closeImmediately() {
     synchronized (monitor) {
       closed = true;
-      store.closeImmediately();
+      if (failure == null) {
+        store.closeImmediately();
+      }
     }
   }
 
@@ -563,18 +683,45 @@ public final class MvStoreMetadataStore implements MetadataStore {
 
   private void failStop(RuntimeException cause) {
     failure = cause;
-    closed = true;
+    lastReopenNanos = 0;
     store.closeImmediately();
-    LOG.error("Metadata store {} failed and closed itself; reopen it to continue", file, cause);
+    LOG.error("Metadata store {} failed; closed its file and will reopen it on the next call",
+        file, cause);
+  }
+
+  /**
+   * Reopens the file after a failure, recovering it as after a crash. Caller holds the monitor.
+   * The first attempt after a failure is immediate, later ones at most every {@value
+   * #REOPEN_INTERVAL_MS} ms (each costs a file open).
+   *
+   * @return whether the store is usable again
+   */
+  private boolean tryReopen() {
+    long now = System.nanoTime();
+    if (lastReopenNanos != 0 && now - lastReopenNanos < REOPEN_INTERVAL_MS * 1_000_000) {
+      return false;
+    }
+    lastReopenNanos = now == 0 ? 1 : now;
+    try {
+      attach(openMvStore(filePrefix, file));
+    } catch (RuntimeException e) {
+      LOG.warn("Reopening metadata store {} after a failure failed; will retry: {}", file,
+          e.toString());
+      return false;
+    }
+    LOG.info("Reopened metadata store {} after a failure ({})", file, failure.toString());
+    failure = null;
+    lastReopenNanos = 0;
+    return true;
   }
 
   private void checkUsable(String what) {
-    if (failure != null) {
-      throw new MetadataException(what + ": metadata store " + file + " failed earlier and"
-          + " closed itself; reopen it", failure);
-    }
     if (closed) {
       throw new IllegalStateException(what + ": metadata store " + file + " is closed");
+    }
+    if (failure != null && !tryReopen()) {
+      throw new MetadataException(what + ": metadata store " + file + " failed (" + failure
+          + ") and could not be reopened yet; nothing was done, retry later", failure);
     }
   }
 

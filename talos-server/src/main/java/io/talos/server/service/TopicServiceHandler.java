@@ -36,7 +36,6 @@ import io.talos.thrift.TopicService;
 import io.talos.thrift.TopicState;
 import io.talos.thrift.TopicStatus;
 import io.talos.thrift.TopicTalosResourceName;
-import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -53,16 +52,18 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
   private final Topics topics;
   private final MetadataStore metadata;
   private final PartitionLogs logs;
+  private final TopicDeletions deletions;
   private final Clock clock;
   private final int maxPartitions;
   private final int defaultRetentionSecs;
   private final int minRetentionSecs;
 
-  public TopicServiceHandler(Topics topics, PartitionLogs logs, Clock clock, int maxPartitions,
-      int defaultRetentionSecs, int minRetentionSecs) {
+  public TopicServiceHandler(Topics topics, PartitionLogs logs, TopicDeletions deletions, Clock clock,
+      int maxPartitions, int defaultRetentionSecs, int minRetentionSecs) {
     this.topics = topics;
     this.metadata = topics.metadata();
     this.logs = logs;
+    this.deletions = deletions;
     this.clock = clock;
     this.maxPartitions = maxPartitions;
     this.defaultRetentionSecs = defaultRetentionSecs;
@@ -97,16 +98,10 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
   public void deleteTopic(DeleteTopicRequest request) throws GalaxyTalosException {
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     TopicRecord topic = topics.byResourceName(request.getTopicTalosResourceName());
-    if (!metadata.deleteTopic(topic.name(), topic.resourceName())) {
+    // Tombstone, metadata, data, tombstone (see TopicDeletions): once the metadata is gone the
+    // deletion is done for the client; data that could not be removed yet is removed later.
+    if (!deletions.delete(topic)) {
       throw TalosErrors.topicNotExist(topic.name());
-    }
-    // Metadata first: once it is gone no request can reach the logs; a crash before the logs are
-    // deleted leaves an orphan directory that the next start removes.
-    try {
-      logs.deleteTopic(topic.resourceName());
-    } catch (IOException e) {
-      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "topic '" + topic.name()
-          + "' is deleted but its data could not be removed yet (it will be on the next start): " + e.getMessage());
     }
   }
 
