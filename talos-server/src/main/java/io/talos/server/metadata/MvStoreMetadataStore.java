@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.h2.mvstore.Cursor;
 import org.h2.mvstore.DataUtils;
@@ -154,6 +155,8 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private RuntimeException failure;
   /** When the last reopen after a failure was tried (System.nanoTime), to space attempts. */
   private long lastReopenNanos;
+  /** Time source of the reopen spacing; tests step it. */
+  private LongSupplier nanoTime = System::nanoTime;
 
   private MvStoreMetadataStore(Path file, String filePrefix, MVStore store) {
     this.file = file;
@@ -624,6 +627,13 @@ public final class MvStoreMetadataStore implements MetadataStore {
     return file;
   }
 
+  /** Replaces the time source that spaces reopen attempts (tests). */
+  void nanoTime(LongSupplier source) {
+    synchronized (monitor) {
+      this.nanoTime = source;
+    }
+  }
+
   @Override
   public String toString() {
     return "MvStoreMetadataStore[" + file + "]";
@@ -697,7 +707,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
    * @return whether the store is usable again
    */
   private boolean tryReopen() {
-    long now = System.nanoTime();
+    long now = nanoTime.getAsLong();
     if (lastReopenNanos != 0 && now - lastReopenNanos < REOPEN_INTERVAL_MS * 1_000_000) {
       return false;
     }

@@ -100,7 +100,8 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
       if (admin.getAdmin().tableExists(TableName.valueOf(NAMESPACE,
           HBaseMetadataStore.TABLE_TOPICS))) {
         for (String table : List.of(HBaseMetadataStore.TABLE_TOPIC_NAMES,
-            HBaseMetadataStore.TABLE_TOPICS, HBaseMetadataStore.TABLE_CREDENTIALS)) {
+            HBaseMetadataStore.TABLE_TOPICS, HBaseMetadataStore.TABLE_CREDENTIALS,
+            HBaseMetadataStore.TABLE_TOPIC_DELETIONS)) {
           emptyTable(TableName.valueOf(NAMESPACE, table));
         }
       }
@@ -140,7 +141,7 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
       assertTrue(s.createTopic(topic("orders", "s1")));
     }
     try (Admin a = admin.getAdmin()) {
-      for (String t : List.of("meta", "topic_names", "topics", "credentials")) {
+      for (String t : List.of("meta", "topic_names", "topics", "credentials", "topic_deletions")) {
         TableName name = TableName.valueOf(ns, t);
         assertTrue(a.tableExists(name), t);
         ColumnFamilyDescriptor family = a.getDescriptor(name)
@@ -331,7 +332,8 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
              .endpoint(server.endpoint().toString())
              .credentialFile(dataDir.resolve("admin-credential.properties"))
              .build())) {
-      assertTrue(server.metadata() instanceof HBaseMetadataStore, server.metadata().toString());
+      assertTrue(((CachingMetadataStore) server.metadata()).delegate() instanceof HBaseMetadataStore,
+          server.metadata().toString());
       client.admin().createTopic("orders", 3);
       // Another node (another store on the same namespace) sees the topic and the credential.
       try (HBaseMetadataStore other = HBaseMetadataStore.open(clientConf(), ns)) {
@@ -357,6 +359,34 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
     }
     // Nothing was written to the embedded store's directory.
     assertFalse(Files.exists(dataDir.resolve("metadata")));
+  }
+
+  @Test
+  void aServerOnAnotherNamespaceRefusesToStartOverTheDataAndDeletesNothing(@TempDir Path dataDir)
+      throws Exception {
+    String quorum = "127.0.0.1:" + hbase.getConfiguration().get("hbase.zookeeper.property.clientPort");
+    String ns = freshNamespace();
+    Path topicDir;
+    try (TalosServer server = TestServers.start(dataDir, ServerConfig.METADATA_STORE, "hbase",
+        ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, quorum, ServerConfig.METADATA_HBASE_NAMESPACE, ns);
+         TalosClient client = TalosClient.create(TalosClientConfig.builder()
+             .endpoint(server.endpoint().toString())
+             .credentialFile(dataDir.resolve("admin-credential.properties"))
+             .build())) {
+      client.admin().createTopic("orders", 1);
+      client.producer("orders", 0).put(List.of("kept".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      try (var dirs = Files.list(dataDir.resolve("log"))) {
+        topicDir = dirs.findFirst().orElseThrow();
+      }
+    }
+    // The same storage with another (empty) namespace, as a misconfigured node would have.
+    String other = freshNamespace();
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> TestServers.start(dataDir,
+        ServerConfig.METADATA_STORE, "hbase", ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, quorum,
+        ServerConfig.METADATA_HBASE_NAMESPACE, other));
+    assertTrue(e.getMessage().contains("namespace " + other), e.getMessage());
+    assertTrue(e.getMessage().contains("--accept-orphan-data"), e.getMessage());
+    assertTrue(Files.isDirectory(topicDir.resolve("0")), "the data was not touched");
   }
 
   @Test

@@ -691,6 +691,52 @@ public abstract class MetadataStoreContractTest {
     return new Snapshot(alpha, List.of(alpha, beta1));
   }
 
+  // ---- topic deletion tombstones and health ------------------------------------------------
+
+  @Test
+  void tombstonesAreKeptWithTheirFirstTimeUntilRemoved() {
+    assertEquals(Map.of(), store.topicTombstones());
+    store.putTopicTombstone("bob#b#2", 200);
+    store.putTopicTombstone("alice#a#1", 100);
+    store.putTopicTombstone("alice#a#1", 999); // idempotent: the first time stays
+    assertEquals(List.of("alice#a#1", "bob#b#2"), List.copyOf(store.topicTombstones().keySet()));
+    assertEquals(Map.of("alice#a#1", 100L, "bob#b#2", 200L), store.topicTombstones());
+    assertTrue(store.removeTopicTombstone("alice#a#1"));
+    assertFalse(store.removeTopicTombstone("alice#a#1"));
+    assertFalse(store.removeTopicTombstone("never#n#0"));
+    assertEquals(Map.of("bob#b#2", 200L), store.topicTombstones());
+  }
+
+  @Test
+  void aTombstoneOutlivesTheDeletionOfItsTopicAndTopicsAreUnaffected() {
+    TopicRecord t = topic("orders", "s1");
+    assertTrue(store.createTopic(t));
+    store.putTopicTombstone(t.resourceName(), 5);
+    assertEquals(Optional.of(t), store.topic("orders"), "a tombstone does not hide its topic");
+    assertTrue(store.deleteTopic("orders", t.resourceName()));
+    assertEquals(Map.of(t.resourceName(), 5L), store.topicTombstones());
+    TopicRecord again = topic("orders", "s2");
+    assertTrue(store.createTopic(again), "a tombstone does not block the name");
+    assertEquals(Map.of(t.resourceName(), 5L), store.topicTombstones());
+  }
+
+  @Test
+  void tombstonesSurviveReopening() {
+    store.putTopicTombstone("alice#a#1", 100);
+    reopenStore();
+    assertEquals(Map.of("alice#a#1", 100L), store.topicTombstones());
+  }
+
+  @Test
+  void anOpenStoreProbesHealthyAndAClosedOneDoesNot() {
+    assertEquals(Optional.empty(), store.probe());
+    store.close();
+    Optional<String> problem = store.probe();
+    assertTrue(problem.isPresent() && problem.get().contains("closed"), problem.toString());
+  }
+
+  // ---- end of topic deletion tombstones and health -----------------------------------------
+
   // ---- helpers ------------------------------------------------------------------------------
 
   /**

@@ -209,4 +209,82 @@ class MvStoreMetadataStoreTest extends MetadataStoreContractTest {
         + "\"createTimestampMs\":7,\"version\":4}", MetadataCodec.encodeTopic(t));
     assertEquals(t, MetadataCodec.decodeTopic("topic t", MetadataCodec.encodeTopic(t)));
   }
+
+  // ---- failures of the file and its permissions ----------------------------------------------
+
+  private final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong(1);
+
+  /** The store in {@link #dir} reopened through {@link FailingFilePath}, its reopen clock stepped by the test. */
+  private MvStoreMetadataStore openFailing() {
+    store.close();
+    MvStoreMetadataStore s = MvStoreMetadataStore.open(dir, FailingFilePath.prefix()
+        + MvStoreMetadataStore.FILE_PREFIX);
+    s.nanoTime(nanos::get);
+    store = s;
+    return s;
+  }
+
+  @Test
+  void aFailedWriteFailsThatCallAndTheNextCallReopensTheFile() {
+    MvStoreMetadataStore s = openFailing();
+    TopicRecord kept = topic("kept", "s1");
+    assertTrue(s.createTopic(kept));
+    try {
+      FailingFilePath.failWrites = true;
+      MetadataException e = assertThrows(MetadataException.class, () -> s.createTopic(topic("lost", "s1")));
+      assertTrue(e.getMessage().contains("createTopic lost"), e.getMessage());
+    } finally {
+      FailingFilePath.reset();
+    }
+    // Recovered as after a crash: what returned is there, the store serves reads and writes.
+    assertEquals(Optional.empty(), s.probe());
+    assertEquals(Optional.of(kept), s.topic("kept"));
+    assertTrue(s.createTopic(topic("after", "s1")));
+    store.setOffset(GROUP, kept.resourceName(), 0, 7);
+    reopenStore();
+    assertTrue(store.topic("after").isPresent());
+    assertEquals(OptionalLong.of(7), store.committedOffset(GROUP, kept.resourceName(), 0));
+  }
+
+  @Test
+  void whileTheFileCannotBeReopenedCallsFailRetriablyAndTheProbeSaysWhy() {
+    MvStoreMetadataStore s = openFailing();
+    TopicRecord kept = topic("kept", "s1");
+    assertTrue(s.createTopic(kept));
+    try {
+      FailingFilePath.failWrites = true;
+      FailingFilePath.failOpens = true;
+      assertThrows(MetadataException.class, () -> s.setOffset(GROUP, kept.resourceName(), 0, 1));
+      // Every call fails with the retriable MetadataException (HBASE_OPERATION_FAILED on the wire),
+      // not as a closed store, and the probe reports unhealthy.
+      MetadataException e = assertThrows(MetadataException.class, () -> s.topic("kept"));
+      assertTrue(e.getMessage().contains("could not be reopened yet") && e.getMessage().contains("retry"),
+          e.getMessage());
+      Optional<String> problem = s.probe();
+      assertTrue(problem.isPresent() && problem.get().contains("could not be reopened"), problem.toString());
+      FailingFilePath.reset();
+      // Reopen attempts are spaced: not before REOPEN_INTERVAL_MS since the last one.
+      assertTrue(s.probe().isPresent());
+      nanos.addAndGet(MvStoreMetadataStore.REOPEN_INTERVAL_MS * 1_000_000);
+      assertEquals(Optional.empty(), s.probe());
+    } finally {
+      FailingFilePath.reset();
+    }
+    assertEquals(Optional.of(kept), s.topic("kept"));
+    assertTrue(s.createTopic(topic("after", "s1")));
+  }
+
+  @Test
+  void theFileIsOwnerOnlyAndAWiderExistingOneIsNarrowed() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        Files.getFileStore(dir).supportsFileAttributeView("posix"), "no POSIX permissions here");
+    Path file = mvStore().file();
+    assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(file)));
+    store.close();
+    Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    store = MvStoreMetadataStore.open(dir);
+    assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(file)));
+  }
 }
