@@ -3,25 +3,30 @@ package io.talos.server.storage;
 import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.URI;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
 import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.hadoop.fs.permission.FsPermission;
 
 /**
- * The raw local file system, creating what it creates owner-only: files 0600, directories 0700
- * (messages are private to the server's user). Hadoop's {@link RawLocalFileSystem} creates
- * files and directories without a permission through {@code FileOutputStream} / {@code
- * File.mkdir}, so they get the process umask (usually 0644 / 0755) and no Hadoop umask setting
- * applies; this class gives them an explicit mode through {@code java.nio} instead (no {@code
- * chmod} process, no native library). Calls that pass a permission keep Hadoop's behaviour.
- * Existing files and directories are left as they are. On a file system without POSIX
+ * The raw local file system, creating everything owner-only: files 0600, directories 0700
+ * (messages are private to the server's user). Hadoop's {@link RawLocalFileSystem} (3.4.1)
+ * gives a new file the default permission minus the umask of its configuration ({@code
+ * fs.permissions.umask-mode}, default 022: 0644) and sets it after creating the file, with a
+ * {@code chmod} process where Hadoop's native library is missing; a directory made without a
+ * permission gets the process umask (0755). Here the umask is fixed to 077, files and
+ * directories are created with their final mode in one {@code java.nio} call (no window in
+ * which they are readable by others), and permissions are set through {@code java.nio} (no
+ * process). Existing files and directories keep their mode. On a file system without POSIX
  * permissions it behaves exactly like its parent.
  *
  * <p>Thread-safe like its parent.
@@ -32,21 +37,45 @@ public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
   private static final boolean POSIX = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
 
   @Override
+  public void initialize(URI name, Configuration conf) throws IOException {
+    Configuration ownerOnly = new Configuration(conf);
+    ownerOnly.set(FsPermission.UMASK_LABEL, "077");
+    super.initialize(name, ownerOnly);
+  }
+
+  @Override
+  public void setPermission(Path p, FsPermission permission) throws IOException {
+    if (!POSIX) {
+      super.setPermission(p, permission);
+      return;
+    }
+    short mode = permission.toShort();
+    Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
+    PosixFilePermission[] bits = { // from 0400 down to 0001
+        PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE,
+        PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE,
+        PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE};
+    for (int i = 0; i < bits.length; i++) {
+      if ((mode & (0400 >> i)) != 0) set.add(bits[i]);
+    }
+    Files.setPosixFilePermissions(pathToFile(p).toPath(), set);
+  }
+
+  @Override
   protected OutputStream createOutputStreamWithMode(Path f, boolean append, FsPermission permission)
       throws IOException {
-    if (permission == null && POSIX) {
-      try {
-        Files.createFile(pathToFile(f).toPath(), attribute(FILE));
-      } catch (FileAlreadyExistsException e) {
-        // overwrite or append: the existing file keeps its mode
-      }
+    if (!POSIX) return super.createOutputStreamWithMode(f, append, permission);
+    try {
+      Files.createFile(pathToFile(f).toPath(), attribute(FILE));
+    } catch (FileAlreadyExistsException e) {
+      // overwrite or append: the existing file keeps its mode
     }
     return super.createOutputStreamWithMode(f, append, permission);
   }
 
   @Override
   protected boolean mkOneDirWithMode(Path p, File p2f, FsPermission permission) throws IOException {
-    if (permission != null || !POSIX) return super.mkOneDirWithMode(p, p2f, permission);
+    if (!POSIX) return super.mkOneDirWithMode(p, p2f, permission);
     try {
       Files.createDirectory(p2f.toPath(), attribute(DIR));
       return true;
