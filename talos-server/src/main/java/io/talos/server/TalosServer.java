@@ -9,6 +9,7 @@ import io.talos.server.frontend.ApiHandler;
 import io.talos.server.frontend.ErrorBoundary;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.HBaseMetadataStore;
+import io.talos.server.metadata.MetadataException;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
@@ -24,6 +25,7 @@ import io.talos.server.service.TopicServiceHandler;
 import io.talos.server.service.Topics;
 import io.talos.server.storage.Durability;
 import io.talos.server.storage.LogConfig;
+import io.talos.server.storage.NextOffsetStore;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.TailCache;
 import io.talos.thrift.ConsumerService;
@@ -82,7 +84,7 @@ public final class TalosServer implements AutoCloseable {
     ScheduledExecutorService scheduler = null;
     try {
       this.admin = AdminCredentials.ensure(store, config.adminCredentialFile());
-      partitionLogs = openLogs(config, clock);
+      partitionLogs = openLogs(config, clock, store);
       TailCache tailCache = partitionLogs.tailCache();
       metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
       metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
@@ -215,7 +217,7 @@ public final class TalosServer implements AutoCloseable {
     return HBaseMetadataStore.open(hbase, config.getString(ServerConfig.METADATA_HBASE_NAMESPACE));
   }
 
-  private static PartitionLogs openLogs(ServerConfig config, Clock clock) throws IOException {
+  private static PartitionLogs openLogs(ServerConfig config, Clock clock, MetadataStore store) throws IOException {
     Configuration hadoop = new Configuration();
     config.withPrefix(ServerConfig.HADOOP_PREFIX).forEach(hadoop::set);
     URI root = URI.create(config.storageRootUri());
@@ -229,7 +231,31 @@ public final class TalosServer implements AutoCloseable {
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
         .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .build();
-    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES));
+    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES),
+        new MetadataNextOffsets(store));
+  }
+
+  /** Partition logs record their next offsets in the metadata store; its failures become I/O errors. */
+  private record MetadataNextOffsets(MetadataStore store) implements NextOffsetStore {
+    @Override
+    public long nextOffset(String topicResourceName, int partitionId) throws IOException {
+      try {
+        return store.partitionNextOffset(topicResourceName, partitionId).orElse(0);
+      } catch (MetadataException e) {
+        throw new IOException("cannot read the next offset of partition " + partitionId + " of "
+            + topicResourceName + " from the metadata store: " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void raiseNextOffset(String topicResourceName, int partitionId, long nextOffset) throws IOException {
+      try {
+        store.raisePartitionNextOffset(topicResourceName, partitionId, nextOffset);
+      } catch (MetadataException e) {
+        throw new IOException("cannot record the next offset of partition " + partitionId + " of "
+            + topicResourceName + " in the metadata store: " + e.getMessage(), e);
+      }
+    }
   }
 
   /**

@@ -57,6 +57,7 @@ import org.slf4j.LoggerFactory;
  *                                  "l/" group "/" 0000000007    {"v":1,"workerId":..,"lastRenewMs":..}
  *                                  "o/" group "/" 0000000007    {"v":1,"offset":..}
  *                                  "e/" 0000000007              {"v":1,"ownerId":..,"epoch":..}
+ *                                  "n/" 0000000007              {"v":1,"offset":..} (a partition log's next offset)
  * credentials   secretKeyId        "c"                          credential JSON
  * </pre>
  * Group and worker ids are escaped as in {@link MvStoreMetadataStore#escape} ({@code '%'} and
@@ -96,6 +97,9 @@ import org.slf4j.LoggerFactory;
  *   cell read; commitOffset writes the offset cell in the same row iff the lock cell is
  *   unchanged, so it is atomic with the holder check.
  *   <li><b>bumpPartitionEpoch</b>: conditional put of epoch + 1 on the exact epoch cell read.
+ *   <li><b>raisePartitionNextOffset</b>: conditional put of the higher offset on the exact cell
+ *   read (or its absence); an unknown outcome is resolved by reading again (raising is
+ *   idempotent: a stored value at or above the new one is success).
  * </ul>
  * {@link #topics()} reads each topic consistently (linearizably) but is not a snapshot across
  * topics: HBase reads no set of rows at one instant.
@@ -710,6 +714,58 @@ public final class HBaseMetadataStore implements MetadataStore {
     } catch (IOException e) {
       throw failed(what, e);
     }
+  }
+
+  // ---- partition log next offsets (storage) ---------------------------------------------------
+
+  @Override
+  public void raisePartitionNextOffset(String topicResourceName, int partitionId, long nextOffset) {
+    if (nextOffset < 0) throw new IllegalArgumentException("nextOffset must be >= 0, was " + nextOffset);
+    byte[] row = row(topicResourceName);
+    byte[] qualifier = nextOffsetQualifier(partitionId);
+    String what = "raisePartitionNextOffset " + topicResourceName + " " + string(qualifier);
+    checkOpen();
+    try (Table topics = connection.getTable(topicsTable)) {
+      for (int round = 0; round < MAX_CAS_ROUNDS; round++) {
+        byte[] stored = get(topics, row, qualifier);
+        if (stored != null && MetadataCodec.decodeOffset("next offset " + what, string(stored)) >= nextOffset) {
+          return; // already at or above: also how an applied write of unknown outcome shows up
+        }
+        CheckAndMutate.Builder cas = CheckAndMutate.newBuilder(row);
+        cas = stored == null ? cas.ifNotExists(FAMILY, qualifier) : cas.ifEquals(FAMILY, qualifier, stored);
+        Boolean ok = tryCas(topics, cas.build(new Put(row).addColumn(FAMILY, qualifier,
+            bytes(MetadataCodec.encodeOffset(nextOffset)))));
+        if (Boolean.TRUE.equals(ok)) {
+          return;
+        }
+        // false: another raise won, null: unknown outcome; either way the next read decides
+      }
+      throw contended(what);
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
+  }
+
+  @Override
+  public OptionalLong partitionNextOffset(String topicResourceName, int partitionId) {
+    byte[] row = row(topicResourceName);
+    byte[] qualifier = nextOffsetQualifier(partitionId);
+    String what = "partitionNextOffset " + topicResourceName + " " + string(qualifier);
+    checkOpen();
+    try (Table topics = connection.getTable(topicsTable)) {
+      byte[] stored = get(topics, row, qualifier);
+      return stored == null ? OptionalLong.empty()
+          : OptionalLong.of(MetadataCodec.decodeOffset("next offset " + what, string(stored)));
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
+  }
+
+  static byte[] nextOffsetQualifier(int partitionId) {
+    if (partitionId < 0) {
+      throw new IllegalArgumentException("partitionId must be >= 0, was " + partitionId);
+    }
+    return bytes("n/" + String.format("%010d", partitionId));
   }
 
   // ---- credentials --------------------------------------------------------------------------

@@ -118,6 +118,23 @@ public interface MetadataStore extends AutoCloseable {
   /** The partition's owner and epoch as last bumped, or empty if it never was. */
   Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId);
 
+  // ---- partition log next offsets (storage) ---------------------------------------------------
+
+  /**
+   * Raises the recorded next offset of one partition's log to {@code nextOffset}, atomically
+   * (compare-and-set, never read-then-write); a value at or below the recorded one leaves it
+   * unchanged, so it never goes backwards. The partition logs raise it when they open, roll a
+   * segment and close, and refuse to open below it: a log whose files are gone is noticed
+   * instead of restarting at offset 0. Keyed by the topic's resource name like consumer state:
+   * {@link #deleteTopic} removes it.
+   *
+   * @throws IllegalArgumentException if {@code partitionId} or {@code nextOffset} is negative
+   */
+  void raisePartitionNextOffset(String topicResourceName, int partitionId, long nextOffset);
+
+  /** The recorded next offset of the partition's log, or empty if none was recorded. */
+  OptionalLong partitionNextOffset(String topicResourceName, int partitionId);
+
   // ---- credentials --------------------------------------------------------------------------
 
   /** @return false if a credential with that key id exists (it is left unchanged) */

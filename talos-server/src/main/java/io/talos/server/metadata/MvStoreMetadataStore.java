@@ -49,6 +49,7 @@ import org.slf4j.LoggerFactory;
  * locks         resourceName/group/0000000007             {"v":1,"workerId":..,"lastRenewMs":..}
  * offsets       resourceName/group/0000000007             {"v":1,"offset":..}
  * epochs        resourceName/0000000007                   {"v":1,"ownerId":..,"epoch":..}
+ * nextOffsets   resourceName/0000000007                   {"v":1,"offset":..}  (a partition log's next offset)
  * credentials   secretKeyId                               credential JSON
  * </pre>
  * Consumer state is keyed topic first: {@code resourceName/group/} is the prefix that {@link
@@ -105,6 +106,8 @@ public final class MvStoreMetadataStore implements MetadataStore {
   static final String MAP_CREDENTIALS = "credentials";
   /** Added without a schema version change: a file without it simply has no epochs yet. */
   static final String MAP_EPOCHS = "epochs";
+  /** Added without a schema version change: a file without it simply has no next offsets yet. */
+  static final String MAP_NEXT_OFFSETS = "nextOffsets";
   static final String KEY_SCHEMA_VERSION = "schemaVersion";
 
   /** Time {@link #close()} may spend compacting the file, as H2's own database does on close. */
@@ -120,6 +123,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private final MVMap<String, String> offsets;
   private final MVMap<String, String> credentials;
   private final MVMap<String, String> epochs;
+  private final MVMap<String, String> nextOffsets;
 
   /** Guards everything below and every access to the MVStore and its maps. */
   private final Object monitor = new Object();
@@ -136,6 +140,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     this.offsets = openMap(store, MAP_OFFSETS);
     this.credentials = openMap(store, MAP_CREDENTIALS);
     this.epochs = openMap(store, MAP_EPOCHS);
+    this.nextOffsets = openMap(store, MAP_NEXT_OFFSETS);
   }
 
   /**
@@ -197,7 +202,8 @@ public final class MvStoreMetadataStore implements MetadataStore {
     String stored = meta.get(KEY_SCHEMA_VERSION);
     if (stored == null) {
       boolean empty = topics.isEmpty() && workers.isEmpty() && locks.isEmpty()
-          && offsets.isEmpty() && credentials.isEmpty() && epochs.isEmpty();
+          && offsets.isEmpty() && credentials.isEmpty() && epochs.isEmpty()
+          && nextOffsets.isEmpty();
       if (!empty) {
         throw new MetadataException("metadata store " + file + " holds data but no "
             + KEY_SCHEMA_VERSION + " entry; it was not written by Talos", null);
@@ -310,6 +316,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
       removeWithPrefix(locks, prefix);
       removeWithPrefix(offsets, prefix);
       removeWithPrefix(epochs, prefix);
+      removeWithPrefix(nextOffsets, prefix);
       return true;
     });
   }
@@ -445,6 +452,31 @@ public final class MvStoreMetadataStore implements MetadataStore {
     String key = epochKey(topicResourceName, partitionId);
     return read("partitionOwner " + key, () -> Optional.ofNullable(epochs.get(key))
         .map(v -> MetadataCodec.decodeEpoch("epoch " + key, partitionId, v)));
+  }
+
+  // ---- partition log next offsets (storage) ---------------------------------------------------
+
+  @Override
+  public void raisePartitionNextOffset(String topicResourceName, int partitionId, long nextOffset) {
+    if (nextOffset < 0) throw new IllegalArgumentException("nextOffset must be >= 0, was " + nextOffset);
+    String key = epochKey(topicResourceName, partitionId);
+    write("raisePartitionNextOffset " + key, () -> {
+      String stored = nextOffsets.get(key);
+      if (stored == null || MetadataCodec.decodeOffset("next offset " + key, stored) < nextOffset) {
+        nextOffsets.put(key, MetadataCodec.encodeOffset(nextOffset));
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public OptionalLong partitionNextOffset(String topicResourceName, int partitionId) {
+    String key = epochKey(topicResourceName, partitionId);
+    return read("partitionNextOffset " + key, () -> {
+      String stored = nextOffsets.get(key);
+      return stored == null ? OptionalLong.empty()
+          : OptionalLong.of(MetadataCodec.decodeOffset("next offset " + key, stored));
+    });
   }
 
   // ---- credentials --------------------------------------------------------------------------

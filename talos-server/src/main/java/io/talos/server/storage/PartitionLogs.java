@@ -68,6 +68,7 @@ public final class PartitionLogs implements Closeable {
   private final LogConfig config;
   private final Clock clock;
   private final TailCache tailCache;
+  private final NextOffsetStore nextOffsets;
   private final Map<TopicPartition, CompletableFuture<PartitionLog>> logs = new ConcurrentHashMap<>();
   /** Exclusive for {@link #deleteTopic}; shared by retention, so it never reopens a topic being deleted. */
   private final ReentrantReadWriteLock deletion = new ReentrantReadWriteLock();
@@ -92,6 +93,16 @@ public final class PartitionLogs implements Closeable {
    *     this server; 0 disables it
    */
   public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes) {
+    this(fs, root, config, clock, tailCacheBytes, NextOffsetStore.NONE);
+  }
+
+  /**
+   * @param nextOffsets where each partition's next offset is recorded (the metadata store): a log
+   *     never opens below it (see {@link PartitionDataMissingException})
+   */
+  public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes,
+      NextOffsetStore nextOffsets) {
+    this.nextOffsets = Objects.requireNonNull(nextOffsets, "nextOffsets");
     this.fs = PartitionLog.rawIfLocal(Objects.requireNonNull(fs, "fs"));
     this.root = Objects.requireNonNull(root, "root");
     this.config = Objects.requireNonNull(config, "config");
@@ -139,7 +150,7 @@ public final class PartitionLogs implements Closeable {
       deletion.readLock().lock();
       try {
         if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
-        return openOrAwait(key);
+        return openOrAwait(key, false);
       } finally {
         deletion.readLock().unlock();
       }
@@ -147,7 +158,7 @@ public final class PartitionLogs implements Closeable {
     return await(existing, key);
   }
 
-  private PartitionLog openOrAwait(TopicPartition key) throws IOException {
+  private PartitionLog openOrAwait(TopicPartition key, boolean reset) throws IOException {
     String topicResourceName = key.topicResourceName();
     int partitionId = key.partitionId();
     CompletableFuture<PartitionLog> existing = logs.get(key);
@@ -157,7 +168,8 @@ public final class PartitionLogs implements Closeable {
       if (existing == null) {
         PartitionLog log;
         try {
-          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock, tailCache);
+          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock, tailCache,
+              nextOffsets, topicResourceName, partitionId, reset);
         } catch (IOException | RuntimeException | Error e) {
           logs.remove(key, mine);
           mine.completeExceptionally(e);
@@ -182,7 +194,32 @@ public final class PartitionLogs implements Closeable {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted while waiting for " + key + " to open");
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof PartitionDataMissingException missing) {
+        throw new PartitionDataMissingException(missing.getMessage());
+      }
       throw new IOException("could not open the log of " + key + ": " + e.getCause().getMessage(), e.getCause());
+    }
+  }
+
+  /**
+   * Operator reset of a partition whose data is missing ({@link PartitionDataMissingException}):
+   * opens it accepting that the offsets below its recorded next offset are lost, so that it
+   * continues at the recorded next offset (never below it). A partition that opens without loss
+   * is opened normally and left unchanged.
+   *
+   * @return the partition's log after the reset
+   */
+  public PartitionLog resetPartition(String topicResourceName, int partitionId) throws IOException {
+    ensureOpen();
+    TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
+        partitionId);
+    if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    deletion.readLock().lock();
+    try {
+      if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
+      return openOrAwait(key, true);
+    } finally {
+      deletion.readLock().unlock();
     }
   }
 

@@ -513,6 +513,59 @@ public abstract class MetadataStoreContractTest {
     assertEquals("node-" + winner, owner.ownerId());
   }
 
+  // ---- partition next offsets (storage) -------------------------------------------------------
+
+  @Test
+  void partitionNextOffsetOnlyRises() {
+    String res = topic("orders", "s1").resourceName();
+    String other = topic("orders", "s2").resourceName();
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(res, 0));
+    store.raisePartitionNextOffset(res, 0, 100);
+    store.raisePartitionNextOffset(res, 0, 40);
+    store.raisePartitionNextOffset(res, 2, 7);
+    assertEquals(OptionalLong.of(100), store.partitionNextOffset(res, 0), "a lower value leaves it unchanged");
+    assertEquals(OptionalLong.of(7), store.partitionNextOffset(res, 2));
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(res, 1));
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(other, 0));
+    store.raisePartitionNextOffset(res, 0, 101);
+    assertEquals(OptionalLong.of(101), store.partitionNextOffset(res, 0));
+    assertThrows(IllegalArgumentException.class, () -> store.raisePartitionNextOffset(res, -1, 1));
+    assertThrows(IllegalArgumentException.class, () -> store.raisePartitionNextOffset(res, 0, -1));
+    // not consumer state of any group
+    assertEquals(OptionalLong.empty(), store.committedOffset(GROUP, res, 0));
+  }
+
+  @Test
+  void deleteTopicRemovesItsPartitionNextOffsets() {
+    TopicRecord first = topic("orders", "s1");
+    TopicRecord kept = topic("orders-kept", "s1");
+    assertTrue(store.createTopic(first));
+    assertTrue(store.createTopic(kept));
+    store.raisePartitionNextOffset(first.resourceName(), 0, 10);
+    store.raisePartitionNextOffset(kept.resourceName(), 0, 20);
+    assertTrue(store.deleteTopic("orders", first.resourceName()));
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(first.resourceName(), 0));
+    assertEquals(OptionalLong.of(20), store.partitionNextOffset(kept.resourceName(), 0));
+  }
+
+  @Test
+  void partitionNextOffsetsSurviveReopening() {
+    String res = topic("orders", "s1").resourceName();
+    store.raisePartitionNextOffset(res, 3, 42);
+    reopenStore();
+    assertEquals(OptionalLong.of(42), store.partitionNextOffset(res, 3));
+  }
+
+  @Test
+  void racingRaisesKeepTheHighest() throws Exception {
+    String res = topic("orders", "s1").resourceName();
+    race(THREADS, i -> {
+      for (int k = 0; k < 5; k++) store.raisePartitionNextOffset(res, 0, i * 10L + k);
+      return null;
+    });
+    assertEquals(OptionalLong.of((THREADS - 1) * 10L + 4), store.partitionNextOffset(res, 0));
+  }
+
   // ---- credentials --------------------------------------------------------------------------
 
   @Test

@@ -303,8 +303,9 @@ class HdfsPartitionLogTest {
     LogConfig oneRecordSegments = small.toBuilder().segmentBytes(200).build();
     PartitionLog first = open(client(), oneRecordSegments, TailCache.DISABLED);
     for (int i = 0; i < 4; i++) fx.append(first, clock.millis(), 1, 100); // one record per segment
-    PartitionLog second = open(client(), oneRecordSegments, TailCache.DISABLED);
     clock.advanceMs(10_000);
+    fx.append(first, clock.millis(), 1, 100); // the active segment is fresh: retention need not roll it
+    PartitionLog second = open(client(), oneRecordSegments, TailCache.DISABLED);
 
     assertEquals(0, first.deleteExpiredSegments(1000), "only the current owner deletes");
     assertTrue(first.isFenced());
