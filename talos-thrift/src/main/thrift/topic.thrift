@@ -148,7 +148,7 @@ struct ResetPartitionRequest {
 }
 
 struct ResetPartitionResponse {
-  /* where the partition continues: its start and next offset after the reset */
+  /* the partition after the reset: its first readable offset and the offset the next message gets */
   1: required i64 startOffset,
-  2: required i64 endOffset,
+  2: required i64 nextOffset,
 }
