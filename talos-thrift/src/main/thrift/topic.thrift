@@ -143,7 +143,8 @@ struct AddSubResourceNameRequest {
  * recorded in the metadata store, continues at that recorded offset. Admin credential only.
  */
 struct ResetPartitionRequest {
-  1: required common.TopicTalosResourceName topicTalosResourceName,
+  /* by name: describing the topic fails while one of its partitions is refused */
+  1: required string topicName,
   2: required i32 partitionId,
 }
 

@@ -104,9 +104,8 @@ public final class TalosAdmin {
    *     TOPIC_NOT_EXIST} or {@code PARTITION_NOT_EXIST} if there is no such partition
    */
   public PartitionOffsets resetPartition(String name, int partitionId) {
-    String resourceName = describeTopic(name).resourceName();
-    ResetPartitionResponse r = rpc.topic(c -> c.resetPartition(
-        new ResetPartitionRequest(new TopicTalosResourceName(resourceName), partitionId)));
+    checkName(name);
+    ResetPartitionResponse r = rpc.topic(c -> c.resetPartition(new ResetPartitionRequest(name, partitionId)));
     return new PartitionOffsets(partitionId, r.getStartOffset(), r.getNextOffset() - 1, null, null);
   }
 

@@ -99,25 +99,6 @@ public interface MetadataStore extends AutoCloseable {
 
   OptionalLong committedOffset(String group, String topicResourceName, int partitionId);
 
-  // ---- partition ownership ------------------------------------------------------------------
-
-  /**
-   * Raises the owner epoch of one partition by one and records {@code ownerId} as its owner, in
-   * one atomic step. The first bump of a partition returns 1. Across all callers and store
-   * instances, every successful call returns an epoch strictly greater than any returned before
-   * for that partition, so the epoch can fence off a previous owner. An implementation may skip
-   * epochs (after a write whose outcome it could not tell), never repeat one.
-   *
-   * <p>Keyed by the topic's resource name like consumer state: {@link #deleteTopic} removes the
-   * epochs, and a re-created topic's partitions start again at 1.
-   *
-   * @return the new epoch
-   */
-  long bumpPartitionEpoch(String topicResourceName, int partitionId, String ownerId);
-
-  /** The partition's owner and epoch as last bumped, or empty if it never was. */
-  Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId);
-
   // ---- partition log next offsets (storage) ---------------------------------------------------
 
   /**

@@ -125,7 +125,7 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
       throw TalosErrors.of(ErrorCode.PERMISSION_DENIED_ERROR, "resetting a partition accepts data loss: it needs"
           + " the admin credential");
     }
-    TopicRecord topic = topics.byResourceName(request.getTopicTalosResourceName());
+    TopicRecord topic = topics.byName(request.getTopicName());
     Topics.checkPartition(topic, request.getPartitionId());
     PartitionLog log;
     try {

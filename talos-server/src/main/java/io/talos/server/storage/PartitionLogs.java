@@ -54,8 +54,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>All logs share one {@link TailCache} of recent appends. On hdfs, opening a log takes the
  * partition over from any other server (see {@link PartitionLog}); a log that another server took
- * over later stays here {@link PartitionLog#isFenced() fenced}, failing every append and read,
- * until this server restarts.
+ * over later is {@link PartitionLog#isFenced() fenced}, failing every append and read; the next
+ * {@link #log} call for it closes and evicts it and opens the partition again (taking it back).
  */
 public final class PartitionLogs implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionLogs.class);
@@ -144,6 +144,13 @@ public final class PartitionLogs implements Closeable {
         partitionId);
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
     CompletableFuture<PartitionLog> existing = logs.get(key);
+    if (existing != null && existing.isDone() && !existing.isCompletedExceptionally()
+        && existing.join().isFenced() && logs.remove(key, existing)) {
+      // another server took it over: close it (it writes nothing) and open it again, taking over
+      LOG.info("Evicting the fenced log of partition {} of {}", partitionId, topicResourceName);
+      existing.join().close();
+      existing = null;
+    }
     if (existing == null) {
       // Under the deletion read lock: either deleteTopic has run (and the name is in
       // deletedTopics) or it will find and delete the log opened here.

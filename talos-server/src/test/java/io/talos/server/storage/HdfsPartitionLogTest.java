@@ -5,6 +5,7 @@ import io.talos.server.ManualClock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -313,5 +314,24 @@ class HdfsPartitionLogTest {
     fx.assertEveryBlockReadable(second, 0);
     assertEquals(4, second.deleteExpiredSegments(1000));
     assertEquals(4, second.startOffset());
+  }
+
+  @Test
+  void shouldEvictAFencedLogOnTheNextAccess() throws Exception {
+    Path root = new Path("/talos/evict-fenced");
+    try (PartitionLogs a = new PartitionLogs(client(), root, small, clock);
+        PartitionLogs b = new PartitionLogs(client(), root, small, clock)) {
+      PartitionLog first = a.log("CL1#t#0123", 0);
+      fx.append(first, T0, 2, 100);
+      fx.append(b.log("CL1#t#0123", 0), T0, 1, 100); // another server takes the partition over
+      assertThrows(PartitionFencedException.class, () -> first.append(List.of(LogFixture.block(3, 1, 10)), T0));
+      assertTrue(first.isFenced());
+
+      PartitionLog again = a.log("CL1#t#0123", 0);
+      assertNotSame(first, again, "the fenced log was evicted");
+      assertTrue(first.isClosed());
+      fx.append(again, T0, 1, 100);
+      fx.assertSequentialReadMatches(again, 0, Integer.MAX_VALUE, Integer.MAX_VALUE);
+    }
   }
 }
