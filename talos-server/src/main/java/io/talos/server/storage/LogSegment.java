@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One segment of a partition log: the file {@code <20-digit zero-padded baseOffset>.log} (or
  * {@code <baseOffset>-<20-digit owner epoch>.log} when written under an owner epoch, see {@link
- * PartitionLog}), holding {@link RecordFormat records} for offsets {@code [baseOffset, nextOffset)}
+ * PartitionOwnership}), holding {@link RecordFormat records} for offsets {@code [baseOffset, nextOffset)}
  * back to back from position 0, and its sparse {@link OffsetIndex} (same name with {@code .index},
  * once sealed).
  *
