@@ -89,7 +89,7 @@ final class LogRecovery {
       } else if (name.endsWith(LogSegment.INDEX_SUFFIX) && st.isFile()) {
         indexes.add(parseSegmentName(st, LogSegment.INDEX_SUFFIX));
       } else if (name.endsWith(LogSegment.INDEX_SUFFIX + ".tmp")) {
-        LogSegment.deleteFile(fs, st.getPath());
+        deleteLeftover(st.getPath());
       } else if (!name.endsWith(PartitionOwnership.OWNER_SUFFIX)) {
         LOG.warn("Ignoring unexpected file {} in partition log directory {}", name, dir);
       }
@@ -98,7 +98,7 @@ final class LogRecovery {
       SegmentFile log = logs.get(index.baseOffset());
       if (log == null || log.epoch() != index.epoch()) {
         LOG.info("Deleting {}: its segment is gone", index.status().getPath());
-        LogSegment.deleteFile(fs, index.status().getPath());
+        deleteLeftover(index.status().getPath());
       }
     }
 
@@ -132,7 +132,7 @@ final class LogRecovery {
       if (lengths.get(i) == 0) {
         LOG.warn("Deleting {}: an empty segment that is not the newest one (left by a fenced owner)",
             files.get(i).status().getPath());
-        LogSegment.deleteFile(fs, files.get(i).status().getPath());
+        deleteLeftover(files.get(i).status().getPath());
         files.remove(i);
         lengths.remove(i);
       }
@@ -178,7 +178,11 @@ final class LogRecovery {
       opened.add(owner.createSegment(end, config, cache)); // same name: create() replaces it in place
     } else {
       opened.add(owner.createSegment(end, config, cache));
-      if (emptyLast != null) emptyLast.deleteFiles();
+      if (emptyLast != null) {
+        emptyLast.closeInput();
+        deleteLeftover(LogSegment.indexPath(dir, emptyLast.baseOffset(), emptyLast.epoch()));
+        deleteLeftover(emptyLast.path());
+      }
     }
   }
 
@@ -188,9 +192,23 @@ final class LogRecovery {
     long len = recoveredLength(older.status());
     if (len == 0) {
       LOG.info("Deleting {}: an empty segment replaced by a newer owner's", path);
-      LogSegment.deleteFile(fs, path);
+      deleteLeftover(path);
     } else {
       LOG.error("Ignoring {}: another segment with the same base offset and a newer owner epoch exists", path);
+    }
+  }
+
+  /**
+   * Deletes a file that is no part of the log (it is ignored either way). A failure, including a
+   * {@code delete} that returns false, is logged and the next open tries again: it must not keep
+   * the partition from opening.
+   */
+  private void deleteLeftover(Path path) {
+    try {
+      LogSegment.deleteFile(fs, path);
+    } catch (IOException e) {
+      LOG.warn("Could not delete {}, which is no part of the log {}; it is ignored and the next open tries again",
+          path, dir, e);
     }
   }
 

@@ -81,6 +81,21 @@ class LogDataSafetyTest {
   }
 
   @Test
+  void shouldOpenDespiteALeftoverFileThatCannotBeDeleted() throws Exception {
+    PartitionLog log = open(raw, oneRecordSegments);
+    for (int i = 0; i < 3; i++) fx.append(log, T0, 1, 100);
+    log.close();
+    Path leftover = new Path(dir, LogSegment.fileName(0, ".index") + ".tmp");
+    raw.create(leftover).close();
+    faulty.refuseDelete = p -> p.getName().endsWith(".tmp");
+
+    PartitionLog reopened = open(faulty, oneRecordSegments);
+    assertEquals(3, reopened.endOffset());
+    fx.assertSequentialReadMatches(reopened, 0, Integer.MAX_VALUE, Integer.MAX_VALUE);
+    assertTrue(raw.exists(leftover), "refused: kept, ignored, tried again on the next open");
+  }
+
+  @Test
   void shouldNotRestartAtZeroWhenReplacingTheOnlyEmptySegmentFails() throws Exception {
     PartitionLog log = open(raw, oneRecordSegments);
     for (int i = 0; i < 5; i++) fx.append(log, clock.millis(), 1, 100);
