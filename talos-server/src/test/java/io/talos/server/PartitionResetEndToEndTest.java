@@ -7,9 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.client.TalosClient;
 import io.talos.client.cli.TalosCli;
+import io.talos.server.metadata.Credential;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
+import io.talos.thrift.ResetPartitionRequest;
+import io.talos.thrift.TopicService;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicTalosResourceName;
 import java.io.ByteArrayInputStream;
@@ -65,6 +68,14 @@ class PartitionResetEndToEndTest {
           e.getErrMsg());
       assertFalse(Files.exists(partitionDir), "not recreated at offset 0");
       assertEquals(0, api.put(new TopicAndPartition("lost", trn, 1), List.of("x")), "other partitions serve");
+
+      assertTrue(server.metadata().putCredentialIfAbsent(new Credential("AK-bob", "bob-secret", "bob", false)));
+      RawApi bob = new RawApi(server.endpoint(), "AK-bob", "bob-secret");
+      TopicService.resetPartition_result denied = bob.call("topic", "resetPartition",
+          new TopicService.resetPartition_args(new ResetPartitionRequest("lost", 0)),
+          new TopicService.resetPartition_result());
+      assertEquals(ErrorCode.PERMISSION_DENIED_ERROR, denied.getE().getErrorCode(), "only the admin accepts a loss");
+      assertThrows(GalaxyTalosException.class, () -> api.put(tap, List.of("still refused")));
 
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       ByteArrayOutputStream err = new ByteArrayOutputStream();
