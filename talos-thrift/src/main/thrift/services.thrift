@@ -30,6 +30,8 @@ service TopicService extends TalosBaseService {
   topic.ListPermissionResponse listPermission(1: topic.ListPermissionRequest request) throws (1: common.GalaxyTalosException e),
   topic.GetPermissionResponse getPermission(1: topic.GetPermissionRequest request) throws (1: common.GalaxyTalosException e),
   void addSubResourceName(1: topic.AddSubResourceNameRequest request) throws (1: common.GalaxyTalosException e),
+  /* Talos extension: see ResetPartitionRequest. */
+  topic.ResetPartitionResponse resetPartition(1: topic.ResetPartitionRequest request) throws (1: common.GalaxyTalosException e),
 }
 
 /*

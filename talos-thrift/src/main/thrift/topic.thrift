@@ -136,3 +136,20 @@ struct AddSubResourceNameRequest {
   2: required string orgId,
   3: required string adminTeamId,
 }
+
+/*
+ * Talos extension (not in SDK 2.0.2): an operator accepts that a partition's missing data is lost.
+ * The partition, refused with HDFS_FILE_NOT_EXIST because its log ends below the next offset
+ * recorded in the metadata store, continues at that recorded offset. Admin credential only.
+ */
+struct ResetPartitionRequest {
+  /* by name: describing the topic fails while one of its partitions is refused */
+  1: required string topicName,
+  2: required i32 partitionId,
+}
+
+struct ResetPartitionResponse {
+  /* the partition after the reset: its first readable offset and the offset the next message gets */
+  1: required i64 startOffset,
+  2: required i64 nextOffset,
+}

@@ -94,7 +94,7 @@ public final class ServerConfig extends TalosConfig {
       .define(STORAGE_ROOT_URI, Type.STRING, "",
           null, "Root of the partition log as a Hadoop FileSystem URI (file:///..., hdfs://namenode/path); empty means file://DATA_DIR/log.")
       .define(STORAGE_DURABILITY, Type.STRING, "flush", Validator.oneOf("flush", "sync"),
-          "When a put is acknowledged: flush (local: handed to the OS; HDFS: hflush, in the memory of every DataNode of the write pipeline) or sync (local: fsync; HDFS: hsync, on the disk of every pipeline DataNode).")
+          "When a put is acknowledged: flush (local: handed to the OS, lost in an OS crash or power cut; HDFS: hflush, in the memory of every DataNode of the write pipeline) or sync (local: fsync, survives a power cut; HDFS: hsync, on the disk of every pipeline DataNode). Use sync for production on a local disk; see docs/storage-format.md.")
       .define(STORAGE_SEGMENT_BYTES, Type.LONG, 256L * 1024 * 1024, Validator.between(1024, 1L << 40),
           "A segment file is rolled when it reaches this size in bytes.")
       .define(STORAGE_SEGMENT_MS, Type.LONG, 3_600_000L, Validator.atLeast(1000),

@@ -10,6 +10,7 @@ import io.talos.server.frontend.ErrorBoundary;
 import io.talos.server.metadata.CachingMetadataStore;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.HBaseMetadataStore;
+import io.talos.server.metadata.MetadataException;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
@@ -27,6 +28,7 @@ import io.talos.server.service.TopicServiceHandler;
 import io.talos.server.service.Topics;
 import io.talos.server.storage.Durability;
 import io.talos.server.storage.LogConfig;
+import io.talos.server.storage.NextOffsetStore;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.TailCache;
 import io.talos.thrift.ConsumerService;
@@ -84,7 +86,7 @@ public final class TalosServer implements AutoCloseable {
     Server server = null;
     ScheduledExecutorService scheduler = null;
     try {
-      partitionLogs = openLogs(config, clock);
+      partitionLogs = openLogs(config, clock, store);
       // Before anything is written to the store: it may be the wrong one for this data.
       TopicDeletions.checkStartup(store, partitionLogs, storeName(config), config.storageRootUri(),
           config.getBoolean(ServerConfig.STORAGE_ORPHAN_DATA_ACCEPT), TalosServerMain.ACCEPT_ORPHAN_DATA_FLAG
@@ -259,7 +261,7 @@ public final class TalosServer implements AutoCloseable {
     return HBaseMetadataStore.open(hbase, config.getString(ServerConfig.METADATA_HBASE_NAMESPACE));
   }
 
-  private static PartitionLogs openLogs(ServerConfig config, Clock clock) throws IOException {
+  private static PartitionLogs openLogs(ServerConfig config, Clock clock, MetadataStore store) throws IOException {
     Configuration hadoop = new Configuration();
     config.withPrefix(ServerConfig.HADOOP_PREFIX).forEach(hadoop::set);
     URI root = URI.create(config.storageRootUri());
@@ -273,7 +275,31 @@ public final class TalosServer implements AutoCloseable {
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
         .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .build();
-    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES));
+    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES),
+        new MetadataNextOffsets(store));
+  }
+
+  /** Partition logs record their next offsets in the metadata store; its failures become I/O errors. */
+  private record MetadataNextOffsets(MetadataStore store) implements NextOffsetStore {
+    @Override
+    public long nextOffset(String topicResourceName, int partitionId) throws IOException {
+      try {
+        return store.partitionNextOffset(topicResourceName, partitionId).orElse(0);
+      } catch (MetadataException e) {
+        throw new IOException("cannot read the next offset of partition " + partitionId + " of "
+            + topicResourceName + " from the metadata store: " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void raiseNextOffset(String topicResourceName, int partitionId, long nextOffset) throws IOException {
+      try {
+        store.raisePartitionNextOffset(topicResourceName, partitionId, nextOffset);
+      } catch (MetadataException e) {
+        throw new IOException("cannot record the next offset of partition " + partitionId + " of "
+            + topicResourceName + " in the metadata store: " + e.getMessage(), e);
+      }
+    }
   }
 
   static PoolConfig poolConfig(ServerConfig config) {

@@ -14,6 +14,8 @@ import io.talos.thrift.GetPartitionOffsetRequest;
 import io.talos.thrift.GetTopicOffsetRequest;
 import io.talos.thrift.OffsetInfo;
 import io.talos.thrift.PartitionState;
+import io.talos.thrift.ResetPartitionRequest;
+import io.talos.thrift.ResetPartitionResponse;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicAttribute;
 import io.talos.thrift.TopicInfo;
@@ -90,6 +92,21 @@ public final class TalosAdmin {
       c.deleteTopic(request);
       return null;
     });
+  }
+
+  /**
+   * Resets a partition whose data is missing (it answers {@code HDFS_FILE_NOT_EXIST}): accepts that
+   * its offsets below the recorded next offset are lost; it continues at that offset. A partition
+   * whose data is intact is left as it is. Needs the admin credential.
+   *
+   * @return the partition's offsets after the reset
+   * @throws TalosException {@code PERMISSION_DENIED_ERROR} without the admin credential, {@code
+   *     TOPIC_NOT_EXIST} or {@code PARTITION_NOT_EXIST} if there is no such partition
+   */
+  public PartitionOffsets resetPartition(String name, int partitionId) {
+    checkName(name);
+    ResetPartitionResponse r = rpc.topic(c -> c.resetPartition(new ResetPartitionRequest(name, partitionId)));
+    return new PartitionOffsets(partitionId, r.getStartOffset(), r.getNextOffset() - 1, null, null);
   }
 
   /** @throws TalosException {@code TOPIC_NOT_EXIST} if there is no such topic */

@@ -158,14 +158,16 @@ public final class CachingMetadataStore implements MetadataStore {
     return delegate.committedOffset(group, topicResourceName, partitionId);
   }
 
+  // Partition next offsets are read when a log opens and raised when it rolls or closes: rare,
+  // and they must be exact, so they are not cached.
   @Override
-  public long bumpPartitionEpoch(String topicResourceName, int partitionId, String ownerId) {
-    return delegate.bumpPartitionEpoch(topicResourceName, partitionId, ownerId);
+  public void raisePartitionNextOffset(String topicResourceName, int partitionId, long nextOffset) {
+    delegate.raisePartitionNextOffset(topicResourceName, partitionId, nextOffset);
   }
 
   @Override
-  public Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId) {
-    return delegate.partitionOwner(topicResourceName, partitionId);
+  public OptionalLong partitionNextOffset(String topicResourceName, int partitionId) {
+    return delegate.partitionNextOffset(topicResourceName, partitionId);
   }
 
   @Override

@@ -56,7 +56,7 @@ import org.slf4j.LoggerFactory;
  *                                  "w/" group "/" workerId      {"v":1,"lastRegisterMs":..}
  *                                  "l/" group "/" 0000000007    {"v":1,"workerId":..,"lastRenewMs":..}
  *                                  "o/" group "/" 0000000007    {"v":1,"offset":..}
- *                                  "e/" 0000000007              {"v":1,"ownerId":..,"epoch":..}
+ *                                  "n/" 0000000007              {"v":1,"offset":..} (a partition log's next offset)
  * credentials   secretKeyId        "c"                          credential JSON
  * topic_deletions resource name    "d"                          {"v":1,"requestedMs":..}
  * </pre>
@@ -99,7 +99,9 @@ import org.slf4j.LoggerFactory;
  *   <li><b>lockPartition / unlockPartition / commitOffset</b>: conditional on the exact lock
  *   cell read; commitOffset writes the offset cell in the same row iff the lock cell is
  *   unchanged, so it is atomic with the holder check.
- *   <li><b>bumpPartitionEpoch</b>: conditional put of epoch + 1 on the exact epoch cell read.
+ *   <li><b>raisePartitionNextOffset</b>: conditional put of the higher offset on the exact cell
+ *   read (or its absence); an unknown outcome is resolved by reading again (raising is
+ *   idempotent: a stored value at or above the new one is success).
  * </ul>
  * {@link #topics()} reads each topic consistently (linearizably) but is not a snapshot across
  * topics: HBase reads no set of rows at one instant.
@@ -667,38 +669,29 @@ public final class HBaseMetadataStore implements MetadataStore {
     }
   }
 
-  // ---- partition ownership ------------------------------------------------------------------
+  // ---- partition log next offsets (storage) ---------------------------------------------------
 
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Here, a bump whose conditional put has an unknown outcome fails with a MetadataException
-   * rather than being resolved by reading: another caller may have written the same bytes, and
-   * claiming its epoch would repeat one. A retry then gets a higher epoch (one may be skipped).
-   */
   @Override
-  public long bumpPartitionEpoch(String topicResourceName, int partitionId, String ownerId) {
-    Objects.requireNonNull(ownerId, "ownerId");
+  public void raisePartitionNextOffset(String topicResourceName, int partitionId, long nextOffset) {
+    if (nextOffset < 0) throw new IllegalArgumentException("nextOffset must be >= 0, was " + nextOffset);
     byte[] row = row(topicResourceName);
-    byte[] qualifier = epochQualifier(partitionId);
-    String what = "bumpPartitionEpoch " + topicResourceName + " " + string(qualifier);
+    byte[] qualifier = nextOffsetQualifier(partitionId);
+    String what = "raisePartitionNextOffset " + topicResourceName + " " + string(qualifier);
     checkOpen();
     try (Table topics = connection.getTable(topicsTable)) {
       for (int round = 0; round < MAX_CAS_ROUNDS; round++) {
         byte[] stored = get(topics, row, qualifier);
-        long next = stored == null ? 1
-            : MetadataCodec.decodeEpoch("epoch " + what, partitionId, string(stored)).epoch() + 1;
+        if (stored != null && MetadataCodec.decodeOffset("next offset " + what, string(stored)) >= nextOffset) {
+          return; // already at or above: also how an applied write of unknown outcome shows up
+        }
         CheckAndMutate.Builder cas = CheckAndMutate.newBuilder(row);
-        cas = stored == null ? cas.ifNotExists(FAMILY, qualifier)
-            : cas.ifEquals(FAMILY, qualifier, stored);
+        cas = stored == null ? cas.ifNotExists(FAMILY, qualifier) : cas.ifEquals(FAMILY, qualifier, stored);
         Boolean ok = tryCas(topics, cas.build(new Put(row).addColumn(FAMILY, qualifier,
-            bytes(MetadataCodec.encodeEpoch(ownerId, next)))));
-        if (ok == null) {
-          throw unknownOutcome(what, null);
+            bytes(MetadataCodec.encodeOffset(nextOffset)))));
+        if (Boolean.TRUE.equals(ok)) {
+          return;
         }
-        if (ok) {
-          return next;
-        }
+        // false: another raise won, null: unknown outcome; either way the next read decides
       }
       throw contended(what);
     } catch (IOException e) {
@@ -707,18 +700,25 @@ public final class HBaseMetadataStore implements MetadataStore {
   }
 
   @Override
-  public Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId) {
+  public OptionalLong partitionNextOffset(String topicResourceName, int partitionId) {
     byte[] row = row(topicResourceName);
-    byte[] qualifier = epochQualifier(partitionId);
-    String what = "partitionOwner " + topicResourceName + " " + string(qualifier);
+    byte[] qualifier = nextOffsetQualifier(partitionId);
+    String what = "partitionNextOffset " + topicResourceName + " " + string(qualifier);
     checkOpen();
     try (Table topics = connection.getTable(topicsTable)) {
       byte[] stored = get(topics, row, qualifier);
-      return stored == null ? Optional.empty()
-          : Optional.of(MetadataCodec.decodeEpoch("epoch " + what, partitionId, string(stored)));
+      return stored == null ? OptionalLong.empty()
+          : OptionalLong.of(MetadataCodec.decodeOffset("next offset " + what, string(stored)));
     } catch (IOException e) {
       throw failed(what, e);
     }
+  }
+
+  static byte[] nextOffsetQualifier(int partitionId) {
+    if (partitionId < 0) {
+      throw new IllegalArgumentException("partitionId must be >= 0, was " + partitionId);
+    }
+    return bytes("n/" + String.format("%010d", partitionId));
   }
 
   // ---- credentials --------------------------------------------------------------------------
@@ -991,13 +991,6 @@ public final class HBaseMetadataStore implements MetadataStore {
     }
     return bytes(kind + "/" + MvStoreMetadataStore.escape(Objects.requireNonNull(group, "group"))
         + "/" + String.format("%010d", partitionId));
-  }
-
-  static byte[] epochQualifier(int partitionId) {
-    if (partitionId < 0) {
-      throw new IllegalArgumentException("partitionId must be >= 0, was " + partitionId);
-    }
-    return bytes("e/" + String.format("%010d", partitionId));
   }
 
   static byte[] bytes(String s) {

@@ -20,7 +20,6 @@ import java.util.TreeMap;
  * worker      {"v":1,"lastRegisterMs":1700000000000}
  * lock        {"v":1,"workerId":"w-1","lastRenewMs":1700000000000}
  * offset      {"v":1,"offset":1234}
- * epoch       {"v":1,"ownerId":"node-1","epoch":7}
  * credential  {"v":1,"secretKeyId":"AK1","secretKey":"...","ownerId":"alice","admin":false}
  * tombstone   {"v":1,"requestedMs":1700000000000}
  * </pre>
@@ -119,20 +118,6 @@ final class MetadataCodec {
   static long decodeTombstone(String what, String text) {
     String shown = abbreviate(text);
     return longValue(what, read(what, text, shown), "requestedMs", shown);
-  }
-
-  static String encodeEpoch(String ownerId, long epoch) {
-    ObjectNode node = newValue();
-    node.put("ownerId", ownerId);
-    node.put("epoch", epoch);
-    return write(node);
-  }
-
-  static PartitionOwner decodeEpoch(String what, int partitionId, String text) {
-    String shown = abbreviate(text);
-    JsonNode node = read(what, text, shown);
-    return new PartitionOwner(partitionId, text(what, node, "ownerId", shown),
-        longValue(what, node, "epoch", shown));
   }
 
   static String encodeCredential(Credential credential) {

@@ -99,24 +99,22 @@ public interface MetadataStore extends AutoCloseable {
 
   OptionalLong committedOffset(String group, String topicResourceName, int partitionId);
 
-  // ---- partition ownership ------------------------------------------------------------------
+  // ---- partition log next offsets (storage) ---------------------------------------------------
 
   /**
-   * Raises the owner epoch of one partition by one and records {@code ownerId} as its owner, in
-   * one atomic step. The first bump of a partition returns 1. Across all callers and store
-   * instances, every successful call returns an epoch strictly greater than any returned before
-   * for that partition, so the epoch can fence off a previous owner. An implementation may skip
-   * epochs (after a write whose outcome it could not tell), never repeat one.
+   * Raises the recorded next offset of one partition's log to {@code nextOffset}, atomically
+   * (compare-and-set, never read-then-write); a value at or below the recorded one leaves it
+   * unchanged, so it never goes backwards. The partition logs raise it when they open, roll a
+   * segment and close, and refuse to open below it: a log whose files are gone is noticed
+   * instead of restarting at offset 0. Keyed by the topic's resource name like consumer state:
+   * {@link #deleteTopic} removes it.
    *
-   * <p>Keyed by the topic's resource name like consumer state: {@link #deleteTopic} removes the
-   * epochs, and a re-created topic's partitions start again at 1.
-   *
-   * @return the new epoch
+   * @throws IllegalArgumentException if {@code partitionId} or {@code nextOffset} is negative
    */
-  long bumpPartitionEpoch(String topicResourceName, int partitionId, String ownerId);
+  void raisePartitionNextOffset(String topicResourceName, int partitionId, long nextOffset);
 
-  /** The partition's owner and epoch as last bumped, or empty if it never was. */
-  Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId);
+  /** The recorded next offset of the partition's log, or empty if none was recorded. */
+  OptionalLong partitionNextOffset(String topicResourceName, int partitionId);
 
   // ---- credentials --------------------------------------------------------------------------
 

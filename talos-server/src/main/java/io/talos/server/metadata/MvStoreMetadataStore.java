@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * workers       resourceName/group/workerId               {"v":1,"lastRegisterMs":..}
  * locks         resourceName/group/0000000007             {"v":1,"workerId":..,"lastRenewMs":..}
  * offsets       resourceName/group/0000000007             {"v":1,"offset":..}
- * epochs        resourceName/0000000007                   {"v":1,"ownerId":..,"epoch":..}
+ * nextOffsets   resourceName/0000000007                   {"v":1,"offset":..}  (a partition log's next offset)
  * credentials   secretKeyId                               credential JSON
  * tombstones    resourceName                              {"v":1,"requestedMs":..}
  * </pre>
@@ -118,9 +118,9 @@ public final class MvStoreMetadataStore implements MetadataStore {
   static final String MAP_LOCKS = "locks";
   static final String MAP_OFFSETS = "offsets";
   static final String MAP_CREDENTIALS = "credentials";
-  /** Added without a schema version change: a file without it simply has no epochs yet. */
-  static final String MAP_EPOCHS = "epochs";
-  /** Added without a schema version change, like epochs. */
+  /** Added without a schema version change: a file without it simply has no next offsets yet. */
+  static final String MAP_NEXT_OFFSETS = "nextOffsets";
+  /** Added without a schema version change, like nextOffsets. */
   static final String MAP_TOMBSTONES = "tombstones";
   static final String KEY_SCHEMA_VERSION = "schemaVersion";
 
@@ -145,7 +145,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private MVMap<String, String> locks;
   private MVMap<String, String> offsets;
   private MVMap<String, String> credentials;
-  private MVMap<String, String> epochs;
+  private MVMap<String, String> nextOffsets;
   private MVMap<String, String> tombstones;
 
   /** Guards everything below and every access to the MVStore and its maps. */
@@ -172,7 +172,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     this.locks = openMap(mvStore, MAP_LOCKS);
     this.offsets = openMap(mvStore, MAP_OFFSETS);
     this.credentials = openMap(mvStore, MAP_CREDENTIALS);
-    this.epochs = openMap(mvStore, MAP_EPOCHS);
+    this.nextOffsets = openMap(mvStore, MAP_NEXT_OFFSETS);
     this.tombstones = openMap(mvStore, MAP_TOMBSTONES);
   }
 
@@ -265,7 +265,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     String stored = meta.get(KEY_SCHEMA_VERSION);
     if (stored == null) {
       boolean empty = topics.isEmpty() && workers.isEmpty() && locks.isEmpty()
-          && offsets.isEmpty() && credentials.isEmpty() && epochs.isEmpty()
+          && offsets.isEmpty() && credentials.isEmpty() && nextOffsets.isEmpty()
           && tombstones.isEmpty();
       if (!empty) {
         throw new MetadataException("metadata store " + file + " holds data but no "
@@ -378,7 +378,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
       removeWithPrefix(workers, prefix);
       removeWithPrefix(locks, prefix);
       removeWithPrefix(offsets, prefix);
-      removeWithPrefix(epochs, prefix);
+      removeWithPrefix(nextOffsets, prefix);
       return true;
     });
   }
@@ -494,26 +494,29 @@ public final class MvStoreMetadataStore implements MetadataStore {
     return value == null ? null : MetadataCodec.decodeLock("lock " + key, partitionId, value);
   }
 
-  // ---- partition ownership ------------------------------------------------------------------
+  // ---- partition log next offsets (storage) ---------------------------------------------------
 
   @Override
-  public long bumpPartitionEpoch(String topicResourceName, int partitionId, String ownerId) {
-    Objects.requireNonNull(ownerId, "ownerId");
-    String key = epochKey(topicResourceName, partitionId);
-    return write("bumpPartitionEpoch " + key, () -> {
-      String stored = epochs.get(key);
-      long next = stored == null ? 1
-          : MetadataCodec.decodeEpoch("epoch " + key, partitionId, stored).epoch() + 1;
-      epochs.put(key, MetadataCodec.encodeEpoch(ownerId, next));
-      return next;
+  public void raisePartitionNextOffset(String topicResourceName, int partitionId, long nextOffset) {
+    if (nextOffset < 0) throw new IllegalArgumentException("nextOffset must be >= 0, was " + nextOffset);
+    String key = partitionLogKey(topicResourceName, partitionId);
+    write("raisePartitionNextOffset " + key, () -> {
+      String stored = nextOffsets.get(key);
+      if (stored == null || MetadataCodec.decodeOffset("next offset " + key, stored) < nextOffset) {
+        nextOffsets.put(key, MetadataCodec.encodeOffset(nextOffset));
+      }
+      return null;
     });
   }
 
   @Override
-  public Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId) {
-    String key = epochKey(topicResourceName, partitionId);
-    return read("partitionOwner " + key, () -> Optional.ofNullable(epochs.get(key))
-        .map(v -> MetadataCodec.decodeEpoch("epoch " + key, partitionId, v)));
+  public OptionalLong partitionNextOffset(String topicResourceName, int partitionId) {
+    String key = partitionLogKey(topicResourceName, partitionId);
+    return read("partitionNextOffset " + key, () -> {
+      String stored = nextOffsets.get(key);
+      return stored == null ? OptionalLong.empty()
+          : OptionalLong.of(MetadataCodec.decodeOffset("next offset " + key, stored));
+    });
   }
 
   // ---- credentials --------------------------------------------------------------------------
@@ -763,7 +766,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     return consumerPrefix(group, topicResourceName) + String.format("%010d", partitionId);
   }
 
-  static String epochKey(String topicResourceName, int partitionId) {
+  static String partitionLogKey(String topicResourceName, int partitionId) {
     if (partitionId < 0) {
       throw new IllegalArgumentException("partitionId must be >= 0, was " + partitionId);
     }

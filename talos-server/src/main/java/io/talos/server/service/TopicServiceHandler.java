@@ -7,6 +7,7 @@ import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.TopicDeletedException;
 import io.talos.thrift.AddSubResourceNameRequest;
 import io.talos.thrift.BaseQuota;
 import io.talos.thrift.ChangeTopicAttributeRequest;
@@ -27,6 +28,8 @@ import io.talos.thrift.PartitionState;
 import io.talos.thrift.Permission;
 import io.talos.thrift.QueryTopicQuotaRequest;
 import io.talos.thrift.QueryTopicQuotaResponse;
+import io.talos.thrift.ResetPartitionRequest;
+import io.talos.thrift.ResetPartitionResponse;
 import io.talos.thrift.RevokePermissionRequest;
 import io.talos.thrift.SetPermissionRequest;
 import io.talos.thrift.SetTopicQuotaRequest;
@@ -36,6 +39,7 @@ import io.talos.thrift.TopicService;
 import io.talos.thrift.TopicState;
 import io.talos.thrift.TopicStatus;
 import io.talos.thrift.TopicTalosResourceName;
+import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -103,6 +107,32 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
     if (!deletions.delete(topic)) {
       throw TalosErrors.topicNotExist(topic.name());
     }
+  }
+
+  /**
+   * Operator reset of a partition whose data is missing (it answers HDFS_FILE_NOT_EXIST): accepts
+   * the loss, and the partition continues at its recorded next offset, never below. A partition
+   * whose data is intact is left as it is. Admin credential only.
+   */
+  @Override
+  public ResetPartitionResponse resetPartition(ResetPartitionRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    if (!RequestContext.current().credential().admin()) {
+      throw TalosErrors.of(ErrorCode.PERMISSION_DENIED_ERROR, "resetting a partition accepts data loss: it needs"
+          + " the admin credential");
+    }
+    TopicRecord topic = topics.byName(request.getTopicName());
+    Topics.checkPartition(topic, request.getPartitionId());
+    PartitionLog log;
+    try {
+      log = logs.resetPartition(topic.resourceName(), request.getPartitionId());
+    } catch (TopicDeletedException e) {
+      throw TalosErrors.topicNotExist(topic.name());
+    } catch (IOException e) {
+      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot reset partition " + request.getPartitionId()
+          + " of topic '" + topic.name() + "': " + e.getMessage());
+    }
+    return new ResetPartitionResponse(log.startOffset(), log.endOffset());
   }
 
   @Override

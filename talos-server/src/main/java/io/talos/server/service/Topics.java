@@ -8,6 +8,7 @@ import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicTalosResourceName;
 import io.talos.common.TopicNames;
+import io.talos.server.storage.PartitionDataMissingException;
 import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.TopicDeletedException;
@@ -62,6 +63,7 @@ public final class Topics {
 
   /**
    * The log of one partition of {@code topic}: TOPIC_NOT_EXIST if the topic was deleted meanwhile,
+   * HDFS_FILE_NOT_EXIST (not retriable) if its data is missing (until an operator resets it),
    * HDFS_OPERATION_FAILED (retriable) if storage cannot open it.
    */
   public static PartitionLog openLog(PartitionLogs logs, TopicRecord topic, int partition) throws GalaxyTalosException {
@@ -69,10 +71,18 @@ public final class Topics {
       return logs.log(topic.resourceName(), partition);
     } catch (TopicDeletedException e) {
       throw TalosErrors.topicNotExist(topic.name());
+    } catch (PartitionDataMissingException e) {
+      throw dataMissing(topic, partition, e);
     } catch (IOException e) {
       throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot open partition " + partition
           + " of topic '" + topic.name() + "': " + e.getMessage());
     }
+  }
+
+  /** HDFS_FILE_NOT_EXIST: the partition's data is gone; the message says how to reset it. */
+  static GalaxyTalosException dataMissing(TopicRecord topic, int partition, PartitionDataMissingException e) {
+    return TalosErrors.of(ErrorCode.HDFS_FILE_NOT_EXIST, "partition " + partition + " of topic '" + topic.name()
+        + "' is unavailable: " + e.getMessage().replace("<topic> <partition>", topic.name() + " " + partition));
   }
 
   public static void checkPartition(TopicRecord topic, int partitionId) throws GalaxyTalosException {

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One segment of a partition log: the file {@code <20-digit zero-padded baseOffset>.log} (or
  * {@code <baseOffset>-<20-digit owner epoch>.log} when written under an owner epoch, see {@link
- * PartitionLog}), holding {@link RecordFormat records} for offsets {@code [baseOffset, nextOffset)}
+ * PartitionOwnership}), holding {@link RecordFormat records} for offsets {@code [baseOffset, nextOffset)}
  * back to back from position 0, and its sparse {@link OffsetIndex} (same name with {@code .index},
  * once sealed).
  *
@@ -133,7 +133,7 @@ final class LogSegment {
   static LogSegment create(FileSystem fs, Path dir, long baseOffset, long epoch, LogConfig config, TailCache cache)
       throws IOException {
     Path index = indexPath(dir, baseOffset, epoch);
-    if (fs.exists(index)) fs.delete(index, false);
+    deleteFile(fs, index); // a stale index of a replaced segment must not describe the new file
     FSDataOutputStream out = fs.create(logPath(dir, baseOffset, epoch), true);
     try {
       if (config.durability() == Durability.SYNC) syncDirectory(fs, dir);
@@ -385,8 +385,31 @@ final class LogSegment {
   void deleteFiles() throws IOException {
     abortWriter();
     closeInput();
-    fs.delete(indexPath, false);
-    fs.delete(logPath, false);
+    deleteFilesKeepingInput();
+  }
+
+  /**
+   * Deletes the index, then the log file, leaving the input stream to the caller (retention closes
+   * it once the segment is out of the log).
+   *
+   * @throws IOException if a file is still there afterwards (a {@code delete} that returned false)
+   */
+  void deleteFilesKeepingInput() throws IOException {
+    abortWriter();
+    deleteFile(fs, indexPath);
+    deleteFile(fs, logPath);
+  }
+
+  /**
+   * Deletes one file. {@code FileSystem.delete} reports some failures only by returning false:
+   * that is an error here unless the file is gone anyway.
+   *
+   * @throws IOException if the file still exists afterwards
+   */
+  static void deleteFile(FileSystem fs, Path path) throws IOException {
+    if (!fs.delete(path, false) && fs.exists(path)) {
+      throw new IOException("could not delete " + path + " (the file system refused; check its permissions)");
+    }
   }
 
   /** Closes the shared input stream; reads afterwards fail. */

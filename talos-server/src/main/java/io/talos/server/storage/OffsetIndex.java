@@ -142,7 +142,9 @@ public final class OffsetIndex {
     try (FSDataOutputStream out = fs.create(tmp, true)) {
       out.write(b.array());
     }
-    if (fs.exists(path)) fs.delete(path, false);
+    if (fs.exists(path) && !fs.delete(path, false) && fs.exists(path)) {
+      throw new IOException("could not delete the old " + path + " to replace it");
+    }
     if (!fs.rename(tmp, path)) {
       throw new IOException("could not rename " + tmp + " to " + path);
     }

@@ -1,22 +1,16 @@
 package io.talos.server.storage;
 
 import java.io.Closeable;
-import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FSError;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.Path;
 import org.slf4j.Logger;
@@ -49,33 +43,22 @@ import org.slf4j.LoggerFactory;
  * tries again first. A failed append may still have reached the disk; after a crash such a record
  * can appear on recovery (at-least-once: the producer got an error and may send it again).
  *
- * <p><b>Recovery</b> ({@link #open}). Sealed segments with a valid index are not read; others are
- * scanned up to the next segment's base offset (a gap before it is acknowledged data lost: logged
- * as an error, and reads of it fail). The newest segment is always scanned, and cut back to its
- * last whole, CRC-valid record: the rest is a torn tail. Since files are never reopened for
- * writing, the recovered segment is sealed with the valid length in its index (so the torn bytes
- * stay on disk, ignored, until retention deletes the segment) and a new active segment starts at
- * the recovered end offset; a newest segment without any whole record is replaced instead. So
- * each open of a log whose newest segment holds records starts a new segment. On file systems with leases (hdfs), a segment left open by
- * a crashed writer has its lease recovered first, so its length is final.
+ * <p><b>Recovery</b> ({@link #open}) is {@link LogRecovery}'s: torn tails are cut back to the last
+ * whole record, segments left open on hdfs have their lease recovered and their length read again
+ * once closed, and each open of a log whose newest segment holds records starts a new segment.
  *
- * <p><b>Single writer (fencing).</b> On file systems with leases (hdfs) several servers can reach
- * the same directory, and only one may append. {@link #open} claims the partition by creating the
- * empty marker file {@code <20-digit epoch>.owner} with {@code overwrite=false}, at one more than
- * every epoch found in the directory (markers and segment names); losing that race to another
- * server just tries the next epoch. Only then does it list the segments and recover the lease of
- * every segment still open, which makes the previous owner's next hflush fail. Every segment the
- * owner creates carries its epoch in its name ({@code <baseOffset>-<epoch>.log}), so two owners
- * never create, replace or delete the same file. The owner checks that no marker with a higher
- * epoch exists before it seals or replaces a segment (roll, failed append, retention) and after
- * it creates one, before the first append to it; an owner that finds one is <i>fenced</i>: the
- * failing append and every later call throw {@link PartitionFencedException}, and it touches no
- * file again (close does not seal). Why that suffices: the check after creating a segment passes
- * only if the new owner's marker came later, so the new owner's listing (after its marker) sees
- * the segment and recovers its lease; the old owner's appends to any segment the new owner saw fail
- * once that lease is recovered, and every append acknowledged before is in the length the recovery
- * fixes. On the local file system (no leases) there is no fencing, epochs stay 0 and file names
- * carry no epoch: a {@code file://} root belongs to one server.
+ * <p><b>Single writer (fencing)</b> is {@link PartitionOwnership}'s, which describes the protocol:
+ * {@link #open} claims the partition; every change of existing files (roll, replacing a failed
+ * segment, retention, close) is checked against the owner epoch first, and a fenced log does no
+ * more work: appends, reads and sync throw {@link PartitionFencedException}, retention and close
+ * touch no file, and {@link #isFenced()} tells the cache to evict it. Retention is {@link
+ * SegmentRetention}'s.
+ *
+ * <p><b>Next offset.</b> The log never hands out an offset below the one recorded for it in a
+ * {@link NextOffsetStore} (the metadata store), which it raises when it opens, rolls and closes:
+ * a log whose files are gone fails to open with {@link PartitionDataMissingException} until an
+ * operator resets it ({@link #open(FileSystem, Path, LogConfig, Clock, TailCache, NextOffsetStore,
+ * String, int, boolean) reset}), and it then continues at the recorded offset.
  *
  * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
  * Reads take no part in it and run concurrently with appends: they see every record below the end
@@ -91,10 +74,10 @@ public final class PartitionLog implements Closeable {
   private final LogConfig config;
   private final Clock clock;
   private final TailCache cache;
-  /** Whether owner epochs fence other servers: only where files have leases. */
-  private final boolean fencing;
-  /** This owner's epoch; 0 without fencing. */
-  private long epoch;
+  private final PartitionOwnership owner;
+  private final NextOffsetStore nextOffsets;
+  private final String topicResourceName;
+  private final int partitionId;
 
   private final ReentrantLock appendLock = new ReentrantLock();
   private final ReentrantReadWriteLock segmentsLock = new ReentrantReadWriteLock();
@@ -103,22 +86,24 @@ public final class PartitionLog implements Closeable {
   private volatile long endOffset;
   private volatile long lastAppendTimestampMs;
   private volatile boolean closed;
-  /** Non-null once another owner took over: what every call then throws. */
-  private volatile String fencedBy;
 
-  private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache) {
+  private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache,
+      PartitionOwnership owner, NextOffsetStore nextOffsets, String topicResourceName, int partitionId) {
     this.fs = fs;
     this.dir = dir;
     this.config = config;
     this.clock = clock;
     this.cache = cache;
-    this.fencing = fs instanceof LeaseRecoverable;
+    this.owner = owner;
+    this.nextOffsets = nextOffsets;
+    this.topicResourceName = topicResourceName;
+    this.partitionId = partitionId;
   }
 
   /**
    * Opens the log in {@code dir}, creating the directory and a first segment at offset 0 if
    * needed, and recovers it (see the class comment). Afterwards every acknowledged record is
-   * readable and the log is writable.
+   * readable and the log is writable. Records no next offset anywhere.
    */
   public static PartitionLog open(FileSystem fs, Path dir, LogConfig config, Clock clock) throws IOException {
     return open(fs, dir, config, clock, TailCache.DISABLED);
@@ -127,304 +112,93 @@ public final class PartitionLog implements Closeable {
   /**
    * As {@link #open(FileSystem, Path, LogConfig, Clock)}, caching recent appends in {@code cache}
    * (shared by the logs of a server). On a file system with leases this takes the partition over
-   * from any previous owner (see "Single writer" in the class comment).
+   * from any previous owner (see {@link PartitionOwnership}).
    *
    * @throws PartitionFencedException if yet another server claimed the partition while this one
    *     was opening it
    */
   public static PartitionLog open(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache)
       throws IOException {
+    return open(fs, dir, config, clock, cache, NextOffsetStore.NONE, "", 0, false);
+  }
+
+  /**
+   * As {@link #open(FileSystem, Path, LogConfig, Clock, TailCache)}, checking the log against the
+   * next offset {@code nextOffsets} holds for the partition and raising it as the log grows.
+   *
+   * @param reset the operator accepted that the partition's data below the recorded next offset is
+   *     lost: instead of failing, the log continues at the recorded next offset
+   * @throws PartitionDataMissingException if the log ends below the recorded next offset and not
+   *     {@code reset}; nothing was created
+   */
+  public static PartitionLog open(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache,
+      NextOffsetStore nextOffsets, String topicResourceName, int partitionId, boolean reset) throws IOException {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(cache, "cache");
-    PartitionLog log = new PartitionLog(rawIfLocal(Objects.requireNonNull(fs, "fs")), dir, config, clock, cache);
-    log.recover();
+    Objects.requireNonNull(nextOffsets, "nextOffsets");
+    FileSystem raw = rawIfLocal(Objects.requireNonNull(fs, "fs"));
+    long known = nextOffsets.nextOffset(topicResourceName, partitionId);
+    long startNs = System.nanoTime();
+    createDirectory(raw, dir, config, known, reset);
+    PartitionOwnership owner = PartitionOwnership.claim(raw, dir);
+    PartitionLog log = new PartitionLog(raw, dir, config, clock, cache, owner, nextOffsets, topicResourceName,
+        partitionId);
+    List<LogSegment> opened = LogRecovery.recover(raw, dir, config, cache, owner, known, reset);
+    long maxTs = -1;
+    for (LogSegment s : opened) maxTs = Math.max(maxTs, s.maxAppendTimestampMs());
+    log.lastAppendTimestampMs = maxTs;
+    log.segments = List.copyOf(opened);
+    log.endOffset = log.active().baseOffset();
+    log.recordNextOffset();
+    LOG.info("Opened partition log {}: offsets [{}, {}), {} segments, {} bytes, in {} ms", dir, log.startOffset(),
+        log.endOffset, log.segments.size(), log.sizeBytes(),
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs));
     return log;
+  }
+
+  /** Creates a missing log directory, unless offsets were handed out from it (its data is then lost). */
+  private static void createDirectory(FileSystem fs, Path dir, LogConfig config, long known, boolean reset)
+      throws IOException {
+    if (fs.exists(dir)) return;
+    if (known > 0 && !reset) {
+      throw new PartitionDataMissingException("partition log directory " + dir + " is missing, but offsets up to "
+          + known + " were handed out (recorded in the metadata store): its data is missing. Restore the directory,"
+          + " or accept the loss with 'bin/talos partition reset <topic> <partition>', which continues the"
+          + " partition at offset " + known);
+    }
+    Path existing = dir.getParent();
+    while (existing != null && !fs.exists(existing)) existing = existing.getParent();
+    if (!fs.mkdirs(dir)) throw new IOException("could not create partition log directory " + dir);
+    if (config.durability() == Durability.SYNC) {
+      // persist the new directory entries, from the deepest one up to the directory that existed
+      for (Path p = dir.getParent(); p != null; p = p.getParent()) {
+        LogSegment.syncDirectory(fs, p);
+        if (p.equals(existing)) break;
+      }
+    }
+  }
+
+  /**
+   * Raises the recorded next offset to the active segment's base offset (the end offset the
+   * directory itself names). A failure is logged: the record then lags, which only weakens the
+   * check, never makes it wrong.
+   */
+  private void recordNextOffset() {
+    recordNextOffset(active().baseOffset());
+  }
+
+  private void recordNextOffset(long offset) {
+    try {
+      nextOffsets.raiseNextOffset(topicResourceName, partitionId, offset);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not record next offset {} of {} in the metadata store; the record lags", offset, dir, e);
+    }
   }
 
   /** The checksummed local file system writes .crc files and cannot hflush/hsync: use its raw one. */
   static FileSystem rawIfLocal(FileSystem fs) {
     return fs instanceof LocalFileSystem local ? local.getRaw() : fs;
-  }
-
-  private void recover() throws IOException {
-    long startNs = System.nanoTime();
-    if (!fs.exists(dir)) {
-      Path existing = dir.getParent();
-      while (existing != null && !fs.exists(existing)) existing = existing.getParent();
-      if (!fs.mkdirs(dir)) throw new IOException("could not create partition log directory " + dir);
-      if (config.durability() == Durability.SYNC) {
-        // persist the new directory entries, from the deepest one up to the directory that existed
-        for (Path p = dir.getParent(); p != null; p = p.getParent()) {
-          LogSegment.syncDirectory(fs, p);
-          if (p.equals(existing)) break;
-        }
-      }
-    }
-    if (fencing) epoch = claimOwnership();
-    TreeMap<Long, SegmentFile> logs = new TreeMap<>();
-    List<SegmentFile> indexes = new ArrayList<>();
-    for (FileStatus st : fs.listStatus(dir)) {
-      String name = st.getPath().getName();
-      if (name.endsWith(LogSegment.LOG_SUFFIX) && st.isFile()) {
-        SegmentFile f = parseSegmentName(st, LogSegment.LOG_SUFFIX);
-        SegmentFile other = logs.get(f.baseOffset());
-        if (other == null) {
-          logs.put(f.baseOffset(), f);
-        } else {
-          SegmentFile older = other.epoch() < f.epoch() ? other : f;
-          logs.put(f.baseOffset(), other.epoch() < f.epoch() ? f : other);
-          dropOlderDuplicate(older);
-        }
-      } else if (name.endsWith(LogSegment.INDEX_SUFFIX) && st.isFile()) {
-        indexes.add(parseSegmentName(st, LogSegment.INDEX_SUFFIX));
-      } else if (name.endsWith(LogSegment.INDEX_SUFFIX + ".tmp")) {
-        fs.delete(st.getPath(), false);
-      } else if (!name.endsWith(OWNER_SUFFIX)) {
-        LOG.warn("Ignoring unexpected file {} in partition log directory {}", name, dir);
-      }
-    }
-    for (SegmentFile index : indexes) {
-      SegmentFile log = logs.get(index.baseOffset());
-      if (log == null || log.epoch() != index.epoch()) {
-        LOG.info("Deleting {}: its segment is gone", index.status().getPath());
-        fs.delete(index.status().getPath(), false);
-      }
-    }
-
-    List<LogSegment> opened = new ArrayList<>();
-    try {
-      openSegments(logs, opened);
-    } catch (IOException | RuntimeException e) {
-      for (LogSegment s : opened) {
-        s.abortWriter();
-        s.closeInput();
-      }
-      throw e;
-    }
-    long maxTs = -1;
-    for (LogSegment s : opened) maxTs = Math.max(maxTs, s.maxAppendTimestampMs());
-    lastAppendTimestampMs = maxTs;
-    segments = List.copyOf(opened);
-    endOffset = active().baseOffset();
-    LOG.info("Opened partition log {}: offsets [{}, {}), {} segments, {} bytes, in {} ms", dir, startOffset(),
-        endOffset, segments.size(), sizeBytes(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs));
-  }
-
-  /** A segment or index file found in the directory. */
-  private record SegmentFile(long baseOffset, long epoch, FileStatus status) {}
-
-  /**
-   * Opens the segment files (ascending base offsets) into {@code opened}, ending with a new active
-   * one. An empty file that is not the newest is dropped: no roll leaves one (a segment is rolled
-   * only once it holds records), only a fenced owner that created a segment after the takeover.
-   */
-  private void openSegments(TreeMap<Long, SegmentFile> logs, List<LogSegment> opened) throws IOException {
-    List<SegmentFile> files = new ArrayList<>();
-    List<Long> lengths = new ArrayList<>();
-    for (SegmentFile f : logs.values()) {
-      Path path = f.status().getPath();
-      files.add(f);
-      lengths.add(recoverLeaseIfOpen(path) ? fs.getFileStatus(path).getLen() : f.status().getLen());
-    }
-    for (int i = files.size() - 2; i >= 0; i--) {
-      if (lengths.get(i) == 0) {
-        LOG.warn("Deleting {}: an empty segment that is not the newest one (left by a fenced owner)",
-            files.get(i).status().getPath());
-        fs.delete(files.get(i).status().getPath(), false);
-        files.remove(i);
-        lengths.remove(i);
-      }
-    }
-    for (int i = 0; i < files.size(); i++) {
-      SegmentFile f = files.get(i);
-      long fileBytes = lengths.get(i);
-      if (i < files.size() - 1) {
-        opened.add(LogSegment.openSealed(fs, dir, f.baseOffset(), f.epoch(), fileBytes, files.get(i + 1).baseOffset(),
-            config, cache));
-        continue;
-      }
-      LogSegment last = LogSegment.recover(fs, dir, f.baseOffset(), f.epoch(), fileBytes, config, cache);
-      if (last.hasRecords()) {
-        last.seal();
-        opened.add(last);
-        opened.add(createSegment(last.nextOffset()));
-      } else {
-        last.deleteFiles();
-        opened.add(createSegment(f.baseOffset()));
-      }
-    }
-    if (opened.isEmpty()) {
-      opened.add(createSegment(0));
-    }
-  }
-
-  /** A lower-epoch segment file with the same base offset as another: deleted if empty, else kept aside. */
-  private void dropOlderDuplicate(SegmentFile older) throws IOException {
-    Path path = older.status().getPath();
-    long len = recoverLeaseIfOpen(path) ? fs.getFileStatus(path).getLen() : older.status().getLen();
-    if (len == 0) {
-      LOG.info("Deleting {}: an empty segment replaced by a newer owner's", path);
-      fs.delete(path, false);
-    } else {
-      LOG.error("Ignoring {}: another segment with the same base offset and a newer owner epoch exists", path);
-    }
-  }
-
-  private static SegmentFile parseSegmentName(FileStatus st, String suffix) throws IOException {
-    String name = st.getPath().getName();
-    String stem = name.substring(0, name.length() - suffix.length());
-    long base;
-    long epoch = 0;
-    if (stem.length() == 20 && isDigits(stem)) {
-      base = Long.parseLong(stem);
-    } else if (stem.length() == 41 && stem.charAt(20) == '-' && isDigits(stem.substring(0, 20))
-        && isDigits(stem.substring(21))) {
-      base = Long.parseLong(stem.substring(0, 20));
-      epoch = Long.parseLong(stem.substring(21));
-    } else {
-      throw new IOException("unexpected segment file name " + name + ": expected 20 digits, optionally followed by"
-          + " '-' and a 20-digit owner epoch, + " + suffix);
-    }
-    return new SegmentFile(base, epoch, st);
-  }
-
-  private static boolean isDigits(String s) {
-    return !s.isEmpty() && s.chars().allMatch(c -> c >= '0' && c <= '9');
-  }
-
-  static final String OWNER_SUFFIX = ".owner";
-
-  static Path ownerMarker(Path dir, long epoch) {
-    return new Path(dir, String.format("%020d%s", epoch, OWNER_SUFFIX));
-  }
-
-  /**
-   * Claims the partition: creates the empty marker of the next owner epoch with {@code
-   * overwrite=false} (empty, so it needs no DataNode), trying higher epochs if another server
-   * claims concurrently, then deletes the markers of older epochs.
-   */
-  private long claimOwnership() throws IOException {
-    long max = 0;
-    for (FileStatus st : fs.listStatus(dir)) {
-      String name = st.getPath().getName();
-      if (name.endsWith(OWNER_SUFFIX)) {
-        max = Math.max(max, parseOwnerEpoch(name));
-      } else if (name.endsWith(LogSegment.LOG_SUFFIX) || name.endsWith(LogSegment.INDEX_SUFFIX)) {
-        max = Math.max(max, parseSegmentName(st, name.endsWith(LogSegment.LOG_SUFFIX)
-            ? LogSegment.LOG_SUFFIX : LogSegment.INDEX_SUFFIX).epoch());
-      }
-    }
-    for (int attempt = 0; attempt < 10; attempt++) {
-      long mine = max + 1;
-      Path marker = ownerMarker(dir, mine);
-      try {
-        FSDataOutputStream out = fs.create(marker, false);
-        out.close();
-      } catch (IOException e) {
-        if (!fs.exists(marker)) throw e;
-        LOG.info("Owner epoch {} of {} was claimed by another server; trying the next", mine, dir);
-        max = mine;
-        continue;
-      }
-      for (FileStatus st : fs.listStatus(dir)) {
-        String name = st.getPath().getName();
-        if (name.endsWith(OWNER_SUFFIX) && parseOwnerEpoch(name) < mine) fs.delete(st.getPath(), false);
-      }
-      LOG.info("Claimed {} with owner epoch {}", dir, mine);
-      return mine;
-    }
-    throw new IOException("could not claim " + dir + ": 10 owner epochs up to " + max + " were claimed concurrently");
-  }
-
-  private static long parseOwnerEpoch(String name) throws IOException {
-    String digits = name.substring(0, name.length() - OWNER_SUFFIX.length());
-    if (digits.length() != 20 || !isDigits(digits)) {
-      throw new IOException("unexpected owner marker " + name + ": expected 20 digits + " + OWNER_SUFFIX);
-    }
-    return Long.parseLong(digits);
-  }
-
-  /**
-   * Throws (and fences this log for good) if a newer owner claimed the partition. No-op without
-   * fencing. Append-lock holder or the opening thread.
-   */
-  private void checkOwnership() throws IOException {
-    if (!fencing) return;
-    ensureNotFenced();
-    long newest = -1;
-    try {
-      for (FileStatus st : fs.listStatus(dir)) {
-        String name = st.getPath().getName();
-        if (name.endsWith(OWNER_SUFFIX)) newest = Math.max(newest, parseOwnerEpoch(name));
-      }
-    } catch (FileNotFoundException e) {
-      newest = -1;
-    }
-    if (newest == epoch) return;
-    fencedBy = newest > epoch
-        ? "partition log " + dir + " was taken over by another server (owner epoch " + newest + " > ours, " + epoch
-            + "); this server no longer appends to it or serves it"
-        : "partition log " + dir + " lost its owner marker (epoch " + epoch + "); this server no longer appends to it";
-    LOG.warn("{}", fencedBy);
-    throw new PartitionFencedException(fencedBy);
-  }
-
-  private void ensureNotFenced() throws PartitionFencedException {
-    String why = fencedBy;
-    if (why != null) throw new PartitionFencedException(why);
-  }
-
-  /** Whether another server took the partition over (every append and read now fails). */
-  public boolean isFenced() {
-    return fencedBy != null;
-  }
-
-  /**
-   * Creates a segment under this owner's epoch and checks the ownership after creating it, before
-   * anything is appended (see "Single writer"). A fenced owner deletes the file it just created
-   * (nobody else uses its epoch's names).
-   */
-  private LogSegment createSegment(long baseOffset) throws IOException {
-    LogSegment s = LogSegment.create(fs, dir, baseOffset, epoch, config, cache);
-    try {
-      checkOwnership();
-    } catch (IOException e) {
-      try {
-        s.deleteFiles();
-      } catch (IOException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw e;
-    }
-    return s;
-  }
-
-  /**
-   * On file systems with leases, a file a crashed writer left open reports a stale length until
-   * its lease is recovered. Waits up to {@link LogConfig#leaseRecoveryTimeoutMs()}.
-   *
-   * @return whether the lease had to be recovered (the length must then be read again)
-   */
-  private boolean recoverLeaseIfOpen(Path path) throws IOException {
-    if (!(fs instanceof LeaseRecoverable leases) || leases.isFileClosed(path)) return false;
-    LOG.warn("{} was left open by its writer; recovering its lease", path);
-    long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.leaseRecoveryTimeoutMs());
-    boolean closedNow = leases.recoverLease(path);
-    while (!closedNow) {
-      if (System.nanoTime() - deadlineNs > 0) {
-        throw new IOException("lease of " + path + " was not recovered within leaseRecoveryTimeoutMs="
-            + config.leaseRecoveryTimeoutMs());
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted while recovering the lease of " + path);
-      }
-      closedNow = leases.isFileClosed(path);
-    }
-    return true;
   }
 
   private LogSegment active() {
@@ -471,7 +245,7 @@ public final class PartitionLog implements Closeable {
     appendLock.lock();
     try {
       ensureOpen();
-      ensureNotFenced();
+      owner.ensureNotFenced();
       long first = endOffset;
       byte[] batch = new byte[(int) batchBytes];
       long[] offsets = new long[blocks.size()];
@@ -523,23 +297,26 @@ public final class PartitionLog implements Closeable {
 
   /**
    * Seals the active segment and starts a new, empty one at {@link #endOffset()}; an active segment
-   * without records is replaced by a fresh file instead. If creating the new file fails, the old
-   * segment stays last without a writer and the next append calls this again. Append lock held.
+   * without records is replaced by a fresh file instead (created before the old one is deleted, so
+   * the directory always names the end offset). Checks the ownership first. If creating the new
+   * file fails, the old segment stays last without a writer and the next append calls this again.
+   * Append lock held.
    */
   private LogSegment startNewActiveSegment() throws IOException {
-    checkOwnership();
+    owner.check();
     LogSegment old = active();
     List<LogSegment> list = new ArrayList<>(segments);
     if (old.hasRecords()) {
       old.seal();
-      LogSegment fresh = createSegment(endOffset);
+      LogSegment fresh = owner.createSegment(endOffset, config, cache);
       list.add(fresh);
       segments = List.copyOf(list);
+      recordNextOffset(endOffset);
       return fresh;
     }
     old.abortWriter();
-    if (old.epoch() != epoch) old.deleteFiles(); // else create() below replaces the file
-    LogSegment fresh = createSegment(old.baseOffset());
+    // same epoch: create() replaces the file in place; else the old file goes once the new exists
+    LogSegment fresh = owner.createSegment(old.baseOffset(), config, cache);
     list.set(list.size() - 1, fresh);
     segmentsLock.writeLock().lock();
     try {
@@ -548,6 +325,13 @@ public final class PartitionLog implements Closeable {
     } finally {
       segmentsLock.writeLock().unlock();
     }
+    if (old.epoch() != owner.epoch()) {
+      try {
+        old.deleteFiles();
+      } catch (IOException e) { // an empty file under the new one's base offset: recovery drops it
+        LOG.warn("Could not delete the replaced empty segment {}", old.path(), e);
+      }
+    }
     return fresh;
   }
 
@@ -555,9 +339,9 @@ public final class PartitionLog implements Closeable {
   private IOException appendFailed(LogSegment seg, long offset, Throwable failure) {
     seg.abortWriter();
     if (failure instanceof PartitionFencedException fenced) return fenced;
-    if (fencing && failure instanceof IOException) {
+    if (owner.fencing() && failure instanceof IOException) {
       try {
-        checkOwnership();
+        owner.check();
       } catch (PartitionFencedException fenced) {
         fenced.initCause(failure);
         return fenced;
@@ -602,7 +386,7 @@ public final class PartitionLog implements Closeable {
     segmentsLock.readLock().lock();
     try {
       ensureOpen();
-      ensureNotFenced();
+      owner.ensureNotFenced();
       long end = endOffset; // read before the segments: they are published before the end offset
       List<LogSegment> segs = segments;
       long start = segs.get(0).baseOffset();
@@ -672,30 +456,28 @@ public final class PartitionLog implements Closeable {
 
   /**
    * Deletes the oldest segments whose newest append timestamp is older than {@code now -
-   * retentionMs} by the log's clock, stopping at the first one that is not (so offsets stay
-   * contiguous). The active segment is never deleted while it is written to; but when every
-   * segment has expired, the active one is sealed and a new empty one started at {@link
-   * #endOffset()} so the old one can go too: an idle partition does not keep its last segment
-   * forever, and the end offset survives a restart through the new segment's file name. {@link
-   * #startOffset()} then equals {@link #endOffset()}. Readers of deleted offsets get {@link
-   * OffsetOutOfRangeException}.
+   * retentionMs} by the log's clock (see {@link SegmentRetention}, which decides and deletes, oldest
+   * first and owner-checked). When every segment has expired, the active one is sealed and a new
+   * empty one started at {@link #endOffset()} so the old one can go too: an idle partition does not
+   * keep its last segment forever, and the end offset survives a restart through the new segment's
+   * file name. {@link #startOffset()} then equals {@link #endOffset()}. Readers of deleted offsets
+   * get {@link OffsetOutOfRangeException}. A fenced log (or one this finds fenced) deletes nothing.
    *
    * @return the number of segments deleted
-   * @throws IOException if deleting a file failed (after trying all; the segments are gone from
-   *     the log either way, and leftover files are deleted by a later pass after a restart)
+   * @throws IOException if deleting a file failed: that segment and the newer ones stay in the log
+   *     (so offsets stay contiguous and the start offset never goes backwards) and the next pass
+   *     tries again
    */
   public int deleteExpiredSegments(long retentionMs) throws IOException {
     if (retentionMs < 0) throw new IllegalArgumentException("retentionMs=" + retentionMs + " must be >= 0");
     appendLock.lock();
     try {
       ensureOpen();
-      if (fencedBy != null) return 0; // the new owner applies retention
+      if (owner.isFenced()) return 0; // the new owner applies retention
       long cutoffMs = clock.millis() - retentionMs;
       List<LogSegment> segs = segments;
-      int expired = 0;
-      while (expired < segs.size() - 1 && segs.get(expired).maxAppendTimestampMs() < cutoffMs) expired++;
-      LogSegment a = active();
-      if (expired == segs.size() - 1 && a.hasRecords() && a.maxAppendTimestampMs() < cutoffMs) {
+      int expired = SegmentRetention.expiredSealedSegments(segs, cutoffMs);
+      if (SegmentRetention.activeExpired(segs, expired, cutoffMs)) {
         try {
           startNewActiveSegment();
           segs = segments;
@@ -707,27 +489,26 @@ public final class PartitionLog implements Closeable {
         }
       }
       if (expired == 0) return 0;
-      List<LogSegment> doomed = segs.subList(0, expired);
-      segmentsLock.writeLock().lock();
+      SegmentRetention.Result r;
       try {
-        segments = List.copyOf(segs.subList(expired, segs.size()));
-        for (LogSegment s : doomed) s.closeInput();
-      } finally {
-        segmentsLock.writeLock().unlock();
+        r = SegmentRetention.deleteOldestFirst(segs.subList(0, expired), owner);
+      } catch (PartitionFencedException e) {
+        return 0;
       }
-      IOException failure = null;
-      for (LogSegment s : doomed) {
+      if (r.deleted() > 0) {
+        List<LogSegment> doomed = segs.subList(0, r.deleted());
+        segmentsLock.writeLock().lock();
         try {
-          s.deleteFiles();
-        } catch (IOException e) {
-          if (failure == null) failure = e;
-          else failure.addSuppressed(e);
+          segments = List.copyOf(segs.subList(r.deleted(), segs.size()));
+          for (LogSegment s : doomed) s.closeInput();
+        } finally {
+          segmentsLock.writeLock().unlock();
         }
+        LOG.info("Retention deleted {} segments of {} older than {} ms; offsets now start at {}", r.deleted(), dir,
+            retentionMs, startOffset());
       }
-      LOG.info("Retention deleted {} segments of {} older than {} ms; offsets now start at {}", expired, dir,
-          retentionMs, startOffset());
-      if (failure != null) throw failure;
-      return expired;
+      if (r.failure() != null) throw r.failure();
+      return r.deleted();
     } finally {
       appendLock.unlock();
     }
@@ -738,7 +519,7 @@ public final class PartitionLog implements Closeable {
     appendLock.lock();
     try {
       ensureOpen();
-      ensureNotFenced();
+      owner.ensureNotFenced();
       active().sync();
     } finally {
       appendLock.unlock();
@@ -781,11 +562,29 @@ public final class PartitionLog implements Closeable {
     return dir;
   }
 
+  /**
+   * Whether another server took the partition over, as far as this log found out (every append,
+   * read and sync then fails, and retention and close touch no file): the cache closes and evicts
+   * such a log.
+   */
+  public boolean isFenced() {
+    return owner.isFenced();
+  }
+
+  /** This log's owner epoch (0 without fencing). For tests and diagnostics. */
+  long ownerEpoch() {
+    return owner.epoch();
+  }
+
   public boolean isClosed() {
     return closed;
   }
 
-  /** Seals the active segment (persisting its index) and releases all streams. Idempotent. */
+  /**
+   * Seals the active segment (persisting its index), records the end offset as the partition's
+   * next offset and releases all streams. Checks the ownership first: a log that is (or turns out
+   * to be) fenced seals nothing and writes no file. Idempotent.
+   */
   @Override
   public void close() {
     appendLock.lock();
@@ -794,8 +593,17 @@ public final class PartitionLog implements Closeable {
       try {
         if (closed) return;
         closed = true;
-        if (fencedBy == null) {
+        boolean owned;
+        try {
+          owner.check();
+          owned = true;
+        } catch (IOException e) { // fenced, or ownership unknown: leave the files to the owner's recovery
+          owned = false;
+          if (!owner.isFenced()) LOG.warn("Could not check the ownership of {}; not sealing it", dir, e);
+        }
+        if (owned) {
           active().seal();
+          recordNextOffset(endOffset);
         } else {
           active().abortWriter(); // a fenced owner writes no file, not even an index
         }

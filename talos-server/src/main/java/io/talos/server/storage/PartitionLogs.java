@@ -54,8 +54,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>All logs share one {@link TailCache} of recent appends. On hdfs, opening a log takes the
  * partition over from any other server (see {@link PartitionLog}); a log that another server took
- * over later stays here {@link PartitionLog#isFenced() fenced}, failing every append and read,
- * until this server restarts.
+ * over later is {@link PartitionLog#isFenced() fenced}, failing every append and read; the next
+ * {@link #log} call for it closes and evicts it and opens the partition again (taking it back).
  */
 public final class PartitionLogs implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionLogs.class);
@@ -68,6 +68,7 @@ public final class PartitionLogs implements Closeable {
   private final LogConfig config;
   private final Clock clock;
   private final TailCache tailCache;
+  private final NextOffsetStore nextOffsets;
   private final Map<TopicPartition, CompletableFuture<PartitionLog>> logs = new ConcurrentHashMap<>();
   /** Exclusive for {@link #deleteTopic}; shared by retention, so it never reopens a topic being deleted. */
   private final ReentrantReadWriteLock deletion = new ReentrantReadWriteLock();
@@ -92,6 +93,16 @@ public final class PartitionLogs implements Closeable {
    *     this server; 0 disables it
    */
   public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes) {
+    this(fs, root, config, clock, tailCacheBytes, NextOffsetStore.NONE);
+  }
+
+  /**
+   * @param nextOffsets where each partition's next offset is recorded (the metadata store): a log
+   *     never opens below it (see {@link PartitionDataMissingException})
+   */
+  public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes,
+      NextOffsetStore nextOffsets) {
+    this.nextOffsets = Objects.requireNonNull(nextOffsets, "nextOffsets");
     this.fs = PartitionLog.rawIfLocal(Objects.requireNonNull(fs, "fs"));
     this.root = Objects.requireNonNull(root, "root");
     this.config = Objects.requireNonNull(config, "config");
@@ -134,13 +145,20 @@ public final class PartitionLogs implements Closeable {
         partitionId);
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
     CompletableFuture<PartitionLog> existing = logs.get(key);
+    if (existing != null && existing.isDone() && !existing.isCompletedExceptionally()
+        && existing.join().isFenced() && logs.remove(key, existing)) {
+      // another server took it over: close it (it writes nothing) and open it again, taking over
+      LOG.info("Evicting the fenced log of partition {} of {}", partitionId, topicResourceName);
+      existing.join().close();
+      existing = null;
+    }
     if (existing == null) {
       // Under the deletion read lock: either deleteTopic has run (and the name is in
       // deletedTopics) or it will find and delete the log opened here.
       deletion.readLock().lock();
       try {
         if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
-        return openOrAwait(key);
+        return openOrAwait(key, false);
       } finally {
         deletion.readLock().unlock();
       }
@@ -148,7 +166,7 @@ public final class PartitionLogs implements Closeable {
     return await(existing, key);
   }
 
-  private PartitionLog openOrAwait(TopicPartition key) throws IOException {
+  private PartitionLog openOrAwait(TopicPartition key, boolean reset) throws IOException {
     String topicResourceName = key.topicResourceName();
     int partitionId = key.partitionId();
     CompletableFuture<PartitionLog> existing = logs.get(key);
@@ -158,7 +176,8 @@ public final class PartitionLogs implements Closeable {
       if (existing == null) {
         PartitionLog log;
         try {
-          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock, tailCache);
+          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock, tailCache,
+              nextOffsets, topicResourceName, partitionId, reset);
         } catch (IOException | RuntimeException | Error e) {
           logs.remove(key, mine);
           mine.completeExceptionally(e);
@@ -183,7 +202,32 @@ public final class PartitionLogs implements Closeable {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted while waiting for " + key + " to open");
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof PartitionDataMissingException missing) {
+        throw new PartitionDataMissingException(missing.getMessage());
+      }
       throw new IOException("could not open the log of " + key + ": " + e.getCause().getMessage(), e.getCause());
+    }
+  }
+
+  /**
+   * Operator reset of a partition whose data is missing ({@link PartitionDataMissingException}):
+   * opens it accepting that the offsets below its recorded next offset are lost, so that it
+   * continues at the recorded next offset (never below it). A partition that opens without loss
+   * is opened normally and left unchanged.
+   *
+   * @return the partition's log after the reset
+   */
+  public PartitionLog resetPartition(String topicResourceName, int partitionId) throws IOException {
+    ensureOpen();
+    TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
+        partitionId);
+    if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    deletion.readLock().lock();
+    try {
+      if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
+      return openOrAwait(key, true);
+    } finally {
+      deletion.readLock().unlock();
     }
   }
 

@@ -432,85 +432,57 @@ public abstract class MetadataStoreContractTest {
     assertEquals(Map.of(0, new PartitionLock(0, "w1", 100)), store.partitionLocks(GROUP, res));
   }
 
-  // ---- partition ownership ------------------------------------------------------------------
+  // ---- partition next offsets (storage) -------------------------------------------------------
 
   @Test
-  void bumpPartitionEpochStartsAtOneAndIncrementsPerPartitionAndTopic() {
+  void partitionNextOffsetOnlyRises() {
     String res = topic("orders", "s1").resourceName();
     String other = topic("orders", "s2").resourceName();
-    assertEquals(Optional.empty(), store.partitionOwner(res, 0));
-    assertEquals(1, store.bumpPartitionEpoch(res, 0, "node-a"));
-    assertEquals(2, store.bumpPartitionEpoch(res, 0, "node-b"));
-    assertEquals(1, store.bumpPartitionEpoch(res, 7, "node-a"));
-    assertEquals(1, store.bumpPartitionEpoch(other, 0, "node-c"));
-    assertEquals(Optional.of(new PartitionOwner(0, "node-b", 2)), store.partitionOwner(res, 0));
-    assertEquals(Optional.of(new PartitionOwner(7, "node-a", 1)), store.partitionOwner(res, 7));
-    assertEquals(Optional.of(new PartitionOwner(0, "node-c", 1)), store.partitionOwner(other, 0));
-    assertEquals(Optional.empty(), store.partitionOwner(res, 1));
-    assertThrows(IllegalArgumentException.class, () -> store.bumpPartitionEpoch(res, -1, "n"));
-    // Epochs are not consumer state of any group: they do not show up there.
-    assertEquals(Map.of(), store.partitionLocks(GROUP, res));
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(res, 0));
+    store.raisePartitionNextOffset(res, 0, 100);
+    store.raisePartitionNextOffset(res, 0, 40);
+    store.raisePartitionNextOffset(res, 2, 7);
+    assertEquals(OptionalLong.of(100), store.partitionNextOffset(res, 0), "a lower value leaves it unchanged");
+    assertEquals(OptionalLong.of(7), store.partitionNextOffset(res, 2));
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(res, 1));
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(other, 0));
+    store.raisePartitionNextOffset(res, 0, 101);
+    assertEquals(OptionalLong.of(101), store.partitionNextOffset(res, 0));
+    assertThrows(IllegalArgumentException.class, () -> store.raisePartitionNextOffset(res, -1, 1));
+    assertThrows(IllegalArgumentException.class, () -> store.raisePartitionNextOffset(res, 0, -1));
+    // not consumer state of any group
+    assertEquals(OptionalLong.empty(), store.committedOffset(GROUP, res, 0));
   }
 
   @Test
-  void deleteTopicRemovesItsEpochsAndARecreatedTopicStartsAtOne() {
+  void deleteTopicRemovesItsPartitionNextOffsets() {
     TopicRecord first = topic("orders", "s1");
     TopicRecord kept = topic("orders-kept", "s1");
     assertTrue(store.createTopic(first));
     assertTrue(store.createTopic(kept));
-    store.bumpPartitionEpoch(first.resourceName(), 0, "node-a");
-    store.bumpPartitionEpoch(first.resourceName(), 0, "node-a");
-    store.bumpPartitionEpoch(kept.resourceName(), 0, "node-a");
+    store.raisePartitionNextOffset(first.resourceName(), 0, 10);
+    store.raisePartitionNextOffset(kept.resourceName(), 0, 20);
     assertTrue(store.deleteTopic("orders", first.resourceName()));
-    assertEquals(Optional.empty(), store.partitionOwner(first.resourceName(), 0));
-    assertEquals(Optional.of(new PartitionOwner(0, "node-a", 1)),
-        store.partitionOwner(kept.resourceName(), 0));
-
-    TopicRecord second = topic("orders", "s2");
-    assertTrue(store.createTopic(second));
-    assertEquals(1, store.bumpPartitionEpoch(second.resourceName(), 0, "node-b"));
+    assertEquals(OptionalLong.empty(), store.partitionNextOffset(first.resourceName(), 0));
+    assertEquals(OptionalLong.of(20), store.partitionNextOffset(kept.resourceName(), 0));
   }
 
   @Test
-  void epochsSurviveReopening() {
+  void partitionNextOffsetsSurviveReopening() {
     String res = topic("orders", "s1").resourceName();
-    store.bumpPartitionEpoch(res, 3, "node-a");
-    store.bumpPartitionEpoch(res, 3, "node-b");
+    store.raisePartitionNextOffset(res, 3, 42);
     reopenStore();
-    assertEquals(Optional.of(new PartitionOwner(3, "node-b", 2)), store.partitionOwner(res, 3));
-    assertEquals(3, store.bumpPartitionEpoch(res, 3, "node-c"));
+    assertEquals(OptionalLong.of(42), store.partitionNextOffset(res, 3));
   }
 
   @Test
-  void racingBumpsReturnDistinctIncreasingEpochs() throws Exception {
+  void racingRaisesKeepTheHighest() throws Exception {
     String res = topic("orders", "s1").resourceName();
-    int bumpsPerThread = 5;
-    List<List<Long>> results = race(THREADS, i -> {
-      List<Long> epochs = new ArrayList<>();
-      for (int k = 0; k < bumpsPerThread; k++) {
-        epochs.add(store.bumpPartitionEpoch(res, 0, "node-" + i));
-      }
-      return epochs;
+    race(THREADS, i -> {
+      for (int k = 0; k < 5; k++) store.raisePartitionNextOffset(res, 0, i * 10L + k);
+      return null;
     });
-    Set<Long> all = new HashSet<>();
-    for (List<Long> epochs : results) {
-      for (int k = 1; k < epochs.size(); k++) {
-        assertTrue(epochs.get(k) > epochs.get(k - 1), epochs.toString());
-      }
-      all.addAll(epochs);
-    }
-    assertEquals(THREADS * bumpsPerThread, all.size(), "an epoch was handed out twice");
-    long max = all.stream().mapToLong(Long::longValue).max().orElseThrow();
-    PartitionOwner owner = store.partitionOwner(res, 0).orElseThrow();
-    assertEquals(max, owner.epoch());
-    // The recorded owner is the caller that got the highest epoch.
-    int winner = -1;
-    for (int i = 0; i < THREADS; i++) {
-      if (results.get(i).contains(max)) {
-        winner = i;
-      }
-    }
-    assertEquals("node-" + winner, owner.ownerId());
+    assertEquals(OptionalLong.of((THREADS - 1) * 10L + 4), store.partitionNextOffset(res, 0));
   }
 
   // ---- credentials --------------------------------------------------------------------------

@@ -34,6 +34,8 @@ class FaultInjectingFileSystem extends FilterFileSystem {
   final AtomicInteger hsyncs = new AtomicInteger();
   final AtomicInteger opens = new AtomicInteger();
   volatile boolean snapshotReads;
+  /** Paths whose delete returns false without deleting (as a file system that refuses does). */
+  volatile java.util.function.Predicate<Path> refuseDelete = p -> false;
 
   FaultInjectingFileSystem(FileSystem raw) {
     super(raw);
@@ -47,6 +49,12 @@ class FaultInjectingFileSystem extends FilterFileSystem {
     }
     FSDataOutputStream real = fs.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
     return new FSDataOutputStream(new FaultyStream(real), null);
+  }
+
+  @Override
+  public boolean delete(Path f, boolean recursive) throws IOException {
+    if (refuseDelete.test(f)) return false;
+    return fs.delete(f, recursive);
   }
 
   @Override

@@ -5,6 +5,7 @@ import io.talos.server.ManualClock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -263,5 +264,74 @@ class HdfsPartitionLogTest {
     fx.assertEveryBlockReadable(log, 0); // old data: evicted, read from hdfs through the index
     assertTrue(fs.opens.get() > opensAfterOpen, "old segments are read from the file system");
     assertTrue(cache.misses() > 0);
+  }
+
+  @Test
+  void shouldKeepOffsetsAcknowledgedByThePreviousOwnerWhenItsSegmentClosesDuringTheTakeover() throws Exception {
+    PartitionLog first = open(client(), small, TailCache.DISABLED);
+    for (int i = 0; i < 4; i++) fx.append(first, T0, 1, 100); // acknowledged: hflushed, the file still open
+    // The new owner's recovery lists the directory (the claim lists twice first: to find the epoch
+    // and to drop older markers) while the segment is open; the old server shuts down right after.
+    FileSystem fs = new ListingHookFileSystem(client(), 2, first::close);
+    PartitionLog second = open(fs, small, TailCache.DISABLED);
+
+    assertEquals(4, second.endOffset(), "every acknowledged offset survives the takeover");
+    fx.assertEveryBlockReadable(second, 0);
+    assertEquals(4, second.append(List.of(LogFixture.block(4, 1, 10)), T0), "no offset is handed out twice");
+  }
+
+  @Test
+  void shouldNotSealOrIndexASegmentOnCloseOnceTakenOver() throws Exception {
+    PartitionLog first = open(client(), small, TailCache.DISABLED);
+    for (int i = 0; i < 3; i++) fx.append(first, T0, 1, 100);
+    Path active = first.segments().get(first.segmentCount() - 1).path();
+    Path index = LogSegment.indexPath(dir, 0, 1);
+    FileSystem fs = client();
+    PartitionLog second = open(fs, small, TailCache.DISABLED);
+    assertTrue(fs.exists(index), "the new owner sealed the old active segment");
+    assertTrue(fs.delete(index, false));
+
+    first.close();
+    assertTrue(first.isFenced(), "close checked the ownership first");
+    assertFalse(fs.exists(index), "a fenced owner writes no index");
+    assertTrue(((LeaseRecoverable) fs).isFileClosed(active));
+    fx.append(second, T0, 1, 100);
+    fx.assertSequentialReadMatches(second, 0, Integer.MAX_VALUE, Integer.MAX_VALUE);
+  }
+
+  @Test
+  void shouldNotLetAStaleOwnerDeleteTheNewOwnersSegments() throws Exception {
+    LogConfig oneRecordSegments = small.toBuilder().segmentBytes(200).build();
+    PartitionLog first = open(client(), oneRecordSegments, TailCache.DISABLED);
+    for (int i = 0; i < 4; i++) fx.append(first, clock.millis(), 1, 100); // one record per segment
+    clock.advanceMs(10_000);
+    fx.append(first, clock.millis(), 1, 100); // the active segment is fresh: retention need not roll it
+    PartitionLog second = open(client(), oneRecordSegments, TailCache.DISABLED);
+
+    assertEquals(0, first.deleteExpiredSegments(1000), "only the current owner deletes");
+    assertTrue(first.isFenced());
+    assertEquals(0, second.startOffset());
+    fx.assertEveryBlockReadable(second, 0);
+    assertEquals(4, second.deleteExpiredSegments(1000));
+    assertEquals(4, second.startOffset());
+  }
+
+  @Test
+  void shouldEvictAFencedLogOnTheNextAccess() throws Exception {
+    Path root = new Path("/talos/evict-fenced");
+    try (PartitionLogs a = new PartitionLogs(client(), root, small, clock);
+        PartitionLogs b = new PartitionLogs(client(), root, small, clock)) {
+      PartitionLog first = a.log("CL1#t#0123", 0);
+      fx.append(first, T0, 2, 100);
+      fx.append(b.log("CL1#t#0123", 0), T0, 1, 100); // another server takes the partition over
+      assertThrows(PartitionFencedException.class, () -> first.append(List.of(LogFixture.block(3, 1, 10)), T0));
+      assertTrue(first.isFenced());
+
+      PartitionLog again = a.log("CL1#t#0123", 0);
+      assertNotSame(first, again, "the fenced log was evicted");
+      assertTrue(first.isClosed());
+      fx.append(again, T0, 1, 100);
+      fx.assertSequentialReadMatches(again, 0, Integer.MAX_VALUE, Integer.MAX_VALUE);
+    }
   }
 }
