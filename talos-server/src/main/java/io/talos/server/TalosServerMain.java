@@ -43,6 +43,7 @@ public final class TalosServerMain implements Callable<Integer> {
       stopped.countDown();
     }, "talos-shutdown"));
     System.out.println("Talos is up: endpoint " + server.endpoint() + ", data in " + config.dataDir());
+    if (server.opsEndpoint() != null) System.out.println("Ops (health, metrics): " + server.opsEndpoint() + "/ops/health");
     if (server.adminCredentialCreated()) {
       System.out.println("Created the admin credential (written to " + config.adminCredentialFile() + ", mode 0600):");
       System.out.println("  secretKeyId=" + server.adminCredential().secretKeyId());
