@@ -71,10 +71,10 @@ public final class ApiHandler extends Handler.Abstract {
 
   /**
    * Read-only calls, exempt from the {@link ReplayGuard}: a client may legitimately send the same
-   * one twice within a second (same body, same timestamp, hence the same signature), and a replay
-   * of one changes nothing. getMessage is not among them: it carries a unique sequenceId.
+   * one twice within a second (same body, same timestamp, hence the same signature: a consumer
+   * polling the tail of a partition, a tool polling a topic), and a replay of one changes nothing.
    */
-  static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion",
+  static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion", "getMessage",
       "describeTopic", "listTopics", "queryTopicQuota", "listPermission", "getPermission",
       "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker",
       "listUserQuota", "queryUserQuota");
