@@ -183,6 +183,50 @@ class SlowClientsTest {
     }
   }
 
+  @Test
+  void bodiesBeyondTheInFlightBudgetAre503WithRetryAfter(@TempDir Path otherDir) throws Exception {
+    int limit = 64 * 1024;
+    try (TalosServer small = TestServers.start(otherDir, ServerConfig.REQUEST_MAX_BYTES, String.valueOf(limit),
+        ServerConfig.REQUEST_BODY_INFLIGHT_MAX_BYTES, String.valueOf(limit));
+        Socket first = new Socket(); Socket second = new Socket()) {
+      URI endpoint = small.endpoint();
+      String keyId = small.adminCredential().secretKeyId();
+      String secret = small.adminCredential().secretKey();
+      byte[] part = new byte[40 * 1024];
+      first.connect(new InetSocketAddress(endpoint.getHost(), endpoint.getPort()), 5000);
+      first.getOutputStream().write(trickleHeaders(endpoint, keyId, secret, 1).replace("1048576", "60000")
+          .getBytes(StandardCharsets.US_ASCII));
+      first.getOutputStream().write(part);
+      first.getOutputStream().flush();
+      // Until the server holds the first body's bytes; then a second body cannot fit beside it.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (inflightBytes(small) < part.length && System.nanoTime() < deadline) Thread.sleep(20);
+      assertEquals(part.length, inflightBytes(small));
+      second.connect(new InetSocketAddress(endpoint.getHost(), endpoint.getPort()), 5000);
+      second.getOutputStream().write(trickleHeaders(endpoint, keyId, secret, 2).replace("1048576", "60000")
+          .getBytes(StandardCharsets.US_ASCII));
+      second.getOutputStream().write(part);
+      second.getOutputStream().flush();
+      second.setSoTimeout(10_000);
+      String answer = new String(second.getInputStream().readNBytes(512), StandardCharsets.ISO_8859_1);
+      assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
+      assertTrue(answer.contains("Retry-After: 1"), answer);
+      assertTrue(answer.contains("server.request.body.inflight.max.bytes"), answer);
+      // Once the first connection is gone its bytes are returned and calls are served again.
+      first.close();
+      deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (inflightBytes(small) > 0 && System.nanoTime() < deadline) Thread.sleep(20);
+      assertEquals(0, inflightBytes(small));
+      RawApi smallApi = new RawApi(endpoint, keyId, secret);
+      assertTrue(smallApi.call("topic", "listTopics", new TopicService.listTopics_args(),
+          new TopicService.listTopics_result()).isSetSuccess());
+    }
+  }
+
+  private static long inflightBytes(TalosServer server) {
+    return ((Number) server.metrics().getGauges().get("http.body.inflight.bytes").getValue()).longValue();
+  }
+
   private static String health(HttpClient http, URI base) throws Exception {
     HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("/ops/health")).build(),
         HttpResponse.BodyHandlers.ofString());
