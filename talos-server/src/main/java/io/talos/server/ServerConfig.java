@@ -22,7 +22,15 @@ public final class ServerConfig extends TalosConfig {
   public static final String DATA_DIR = "server.data.dir";
   public static final String HTTP_THREADS_MAX = "server.http.threads.max";
   public static final String REQUEST_MAX_BYTES = "server.request.max.bytes";
+  public static final String HTTP_IDLE_TIMEOUT_MS = "server.http.idle.timeout.ms";
+  public static final String REQUEST_BODY_MIN_BYTES_PER_SEC = "server.request.body.min.bytes.per.sec";
+  public static final String REQUEST_BODY_RATE_GRACE_MS = "server.request.body.rate.grace.ms";
+  public static final String REQUEST_BODY_INFLIGHT_MAX_BYTES = "server.request.body.inflight.max.bytes";
+  public static final String OPS_PORT = "server.ops.port";
+  public static final String OPS_THREADS_MAX = "server.ops.threads.max";
   public static final String AUTH_CLOCK_SKEW_MAX_MS = "auth.clock.skew.max.ms";
+  public static final String AUTH_CLOCK_SKEW_FUTURE_MAX_MS = "auth.clock.skew.future.max.ms";
+  public static final String AUTH_REPLAY_MAX_ENTRIES = "auth.replay.max.entries";
   public static final String ADMIN_CREDENTIAL_FILE = "auth.admin.credential.file";
 
   public static final String STORAGE_ROOT_URI = "storage.root.uri";
@@ -83,9 +91,25 @@ public final class ServerConfig extends TalosConfig {
           "Maximum number of Jetty threads serving requests.")
       .define(REQUEST_MAX_BYTES, Type.LONG, 32L * 1024 * 1024, Validator.between(1024, Integer.MAX_VALUE),
           "Largest request body accepted, in bytes; larger requests get HTTP 413.")
+      .define(HTTP_IDLE_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(1000, 3_600_000),
+          "A connection that sends nothing for this long (while its request body is expected, or idle between requests) is closed, in ms.")
+      .define(REQUEST_BODY_MIN_BYTES_PER_SEC, Type.LONG, 16_384L, Validator.between(0, 1L << 30),
+          "Slowest average rate a request body may arrive at, after the grace period; a slower body is answered HTTP 408 and its connection closed. 0 disables the check.")
+      .define(REQUEST_BODY_RATE_GRACE_MS, Type.LONG, 2_000L, Validator.between(0, 600_000),
+          "How long a request body may take before the minimum rate (server.request.body.min.bytes.per.sec) applies, in ms: small bodies delayed by the network are not cut.")
+      .define(REQUEST_BODY_INFLIGHT_MAX_BYTES, Type.LONG, 256L * 1024 * 1024, Validator.between(1024, 1L << 40),
+          "Most request-body bytes being received and decoded at once, over all connections; a body that would exceed it is answered HTTP 503 with Retry-After. At least server.request.max.bytes; keep it well under the heap.")
+      .define(OPS_PORT, Type.INT, 8081, Validator.between(-1, 65535),
+          "Port of the separate ops listener (/ops/health, /ops/metrics) with its own threads, so that health checks answer while the API port is saturated; 0 picks a free port, -1 disables it (/ops/ on the API port always works).")
+      .define(OPS_THREADS_MAX, Type.INT, 6, Validator.between(4, 64),
+          "Threads of the ops listener (server.ops.port), its acceptor and selector included.")
       .section("Authentication")
       .define(AUTH_CLOCK_SKEW_MAX_MS, Type.LONG, 900_000L, Validator.atLeast(1000),
-          "Largest difference between a request's X-Xiaomi-Timestamp and the server clock; beyond it HTTP 412.")
+          "Largest amount a request's X-Xiaomi-Timestamp may lie behind the server clock (how long a signed request stays valid), in ms; beyond it HTTP 412 with the server's timestamp.")
+      .define(AUTH_CLOCK_SKEW_FUTURE_MAX_MS, Type.LONG, 60_000L, Validator.atLeast(1000),
+          "Largest amount a request's X-Xiaomi-Timestamp may lie ahead of the server clock, in ms; beyond it HTTP 412 with the server's timestamp.")
+      .define(AUTH_REPLAY_MAX_ENTRIES, Type.INT, 200_000, Validator.between(1000, 100_000_000),
+          "Signatures of state-changing requests remembered to refuse replays (HTTP 409) while their timestamp is valid; about 150 bytes each. When full, the oldest timestamps are forgotten and requests at or before them are refused with HTTP 412 instead of risking a replay.")
       .define(ADMIN_CREDENTIAL_FILE, Type.STRING, "",
           null, "Where the admin credential created on first start is written (mode 0600); empty means DATA_DIR/admin-credential.properties.")
       .section("Storage")

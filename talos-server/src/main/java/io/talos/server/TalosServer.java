@@ -5,6 +5,7 @@ import com.codahale.metrics.MetricRegistry;
 import io.talos.common.config.ConfigException;
 import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.Authenticator;
+import io.talos.server.auth.ReplayGuard;
 import io.talos.server.frontend.ApiHandler;
 import io.talos.server.frontend.ErrorBoundary;
 import io.talos.server.metadata.CachingMetadataStore;
@@ -72,6 +73,8 @@ public final class TalosServer implements AutoCloseable {
   private final MetadataStore metadata;
   private final PartitionLogs logs;
   private final Server jetty;
+  /** The ops listener on its own port and threads (server.ops.port), or null when disabled. */
+  private final Server opsJetty;
   private final TaskPool pool;
   private final ScheduledExecutorService maintenance;
   private final AdminCredentials.Result admin;
@@ -84,6 +87,7 @@ public final class TalosServer implements AutoCloseable {
     PartitionLogs partitionLogs = null;
     TaskPool taskPool = null;
     Server server = null;
+    Server opsServer = null;
     ScheduledExecutorService scheduler = null;
     try {
       partitionLogs = openLogs(config, clock, store);
@@ -124,7 +128,15 @@ public final class TalosServer implements AutoCloseable {
               new QuotaService.Processor<>(null).getProcessMapView()));
 
       int maxRequest = (int) config.getLong(ServerConfig.REQUEST_MAX_BYTES);
-      Authenticator authenticator = new Authenticator(store, clock, config.getLong(ServerConfig.AUTH_CLOCK_SKEW_MAX_MS));
+      long skewPastMs = config.getLong(ServerConfig.AUTH_CLOCK_SKEW_MAX_MS);
+      Authenticator authenticator = new Authenticator(store, clock, skewPastMs,
+          config.getLong(ServerConfig.AUTH_CLOCK_SKEW_FUTURE_MAX_MS));
+      ReplayGuard replayGuard = new ReplayGuard(clock, skewPastMs, config.getInt(ServerConfig.AUTH_REPLAY_MAX_ENTRIES));
+      long inflightMax = config.getLong(ServerConfig.REQUEST_BODY_INFLIGHT_MAX_BYTES);
+      if (inflightMax < maxRequest) {
+        throw new ConfigException(ServerConfig.REQUEST_BODY_INFLIGHT_MAX_BYTES + " (" + inflightMax
+            + ") must be at least " + ServerConfig.REQUEST_MAX_BYTES + " (" + maxRequest + ")");
+      }
       QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.HTTP_THREADS_MAX));
       threads.setName("talos-http");
       server = new Server(threads);
@@ -133,14 +145,19 @@ public final class TalosServer implements AutoCloseable {
       ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
       connector.setHost(config.getString(ServerConfig.HOST));
       connector.setPort(config.getInt(ServerConfig.PORT));
+      // Cuts connections that stop sending, a body included (RequestBodyReader answers 408).
+      connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
       server.addConnector(connector);
       server.setHandler(new Handler.Sequence(
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
-              config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler),
+              config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,
+              new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
+                  config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax)),
           new OrphansHandler(topicDeletions),
           new OpsHandler(metrics),
           new NotFoundHandler()));
       server.start();
+      opsServer = startOpsServer(config, topicDeletions);
 
       final PartitionLogs retained = partitionLogs;
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -160,6 +177,13 @@ public final class TalosServer implements AutoCloseable {
       }, deletionInterval, deletionInterval, TimeUnit.MILLISECONDS);
     } catch (Exception | Error e) {
       if (scheduler != null) scheduler.shutdownNow();
+      if (opsServer != null) {
+        try {
+          opsServer.stop();
+        } catch (Exception suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
       if (server != null) {
         try {
           server.stop();
@@ -182,8 +206,38 @@ public final class TalosServer implements AutoCloseable {
     this.metadata = store;
     this.logs = partitionLogs;
     this.jetty = server;
+    this.opsJetty = opsServer;
     this.pool = taskPool;
     this.maintenance = scheduler;
+  }
+
+  /**
+   * A second Jetty server for /ops/ only, with its own small thread pool, so that a health check
+   * answers while the API's threads are all busy; /ops/ on the API port keeps working as before.
+   * One acceptor and one selector: it serves a few monitoring requests.
+   */
+  private Server startOpsServer(ServerConfig config, TopicDeletions topicDeletions) throws Exception {
+    int port = config.getInt(ServerConfig.OPS_PORT);
+    if (port < 0) return null;
+    QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.OPS_THREADS_MAX), 2);
+    threads.setName("talos-ops");
+    Server ops = new Server(threads);
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    ServerConnector connector = new ServerConnector(ops, 1, 1, new HttpConnectionFactory(http));
+    connector.setHost(config.getString(ServerConfig.HOST));
+    connector.setPort(port);
+    connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
+    ops.addConnector(connector);
+    ops.setHandler(new Handler.Sequence(new OrphansHandler(topicDeletions), new OpsHandler(metrics),
+        new NotFoundHandler()));
+    try {
+      ops.start();
+    } catch (Exception e) {
+      ops.stop();
+      throw e;
+    }
+    return ops;
   }
 
   /**
@@ -330,6 +384,14 @@ public final class TalosServer implements AutoCloseable {
     return URI.create("http://" + host + ":" + c.getLocalPort());
   }
 
+  /** The ops listener's base URI (server.ops.port), or null when it is disabled. */
+  public URI opsEndpoint() {
+    if (opsJetty == null) return null;
+    ServerConnector c = (ServerConnector) opsJetty.getConnectors()[0];
+    String host = c.getHost() == null || c.getHost().equals("0.0.0.0") ? "127.0.0.1" : c.getHost();
+    return URI.create("http://" + host + ":" + c.getLocalPort());
+  }
+
   public int port() {
     return ((ServerConnector) jetty.getConnectors()[0]).getLocalPort();
   }
@@ -366,6 +428,13 @@ public final class TalosServer implements AutoCloseable {
       jetty.stop();
     } catch (Exception e) {
       LOG.warn("stopping the HTTP front-end failed", e);
+    }
+    if (opsJetty != null) {
+      try {
+        opsJetty.stop();
+      } catch (Exception e) {
+        LOG.warn("stopping the ops listener failed", e);
+      }
     }
     maintenance.shutdownNow();
     logs.close();

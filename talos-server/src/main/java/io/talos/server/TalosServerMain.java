@@ -51,6 +51,7 @@ public final class TalosServerMain implements Callable<Integer> {
       stopped.countDown();
     }, "talos-shutdown"));
     System.out.println("Talos is up: endpoint " + server.endpoint() + ", data in " + config.dataDir());
+    if (server.opsEndpoint() != null) System.out.println("Ops (health, metrics): " + server.opsEndpoint() + "/ops/health");
     // Never the secret itself: stdout ends up in terminals, logs and service managers' journals.
     if (server.adminCredentialCreated()) {
       System.out.println("Created the admin credential in " + config.adminCredentialFile() + " (mode 0600)");

@@ -10,6 +10,7 @@ public final class TestServers {
   public static Properties props(Path dataDir, String... overrides) {
     Properties p = new Properties();
     p.setProperty(ServerConfig.PORT, "0");
+    p.setProperty(ServerConfig.OPS_PORT, "0");
     p.setProperty(ServerConfig.DATA_DIR, dataDir.toString());
     for (int i = 0; i < overrides.length; i += 2) p.setProperty(overrides[i], overrides[i + 1]);
     return p;

@@ -13,22 +13,35 @@ import java.util.Optional;
  * {@link GalaxySigner} for the exact string to sign).
  *
  * <p>Checks, in order: an {@code Authorization: Galaxy-V2|Galaxy-V3 keyId:signature} header
- * (else 401); an {@code X-Xiaomi-Timestamp} within {@code maxSkewMs} of the server clock (else
- * 412, and the caller sends the server's timestamp so the SDK can adjust its clock); an
- * {@code X-Xiaomi-Content-MD5} equal to the body's MD5 (else 401: the body is not the one that was
- * signed); a known key id and a matching signature (else 401).
+ * (else 401); an {@code X-Xiaomi-Timestamp} at most {@code maxPastMs} behind and at most
+ * {@code maxFutureMs} ahead of the server clock (else 412, and the caller sends the server's
+ * timestamp so the SDK can adjust its clock); a known key id and a matching signature (else 401).
+ * All of that needs the headers only (the signature covers the {@code X-Xiaomi-Content-MD5}
+ * header, not the body), so it is done before the body is read; then the body's MD5 must equal
+ * that header (else 401: the body is not the one that was signed).
  *
  * <p>Thread-safe.
  */
 public final class Authenticator {
   private final MetadataStore metadata;
   private final Clock clock;
-  private final long maxSkewMs;
+  private final long maxPastMs;
+  private final long maxFutureMs;
 
+  /** Accepts timestamps up to {@code maxSkewMs} behind or ahead of the server clock. */
   public Authenticator(MetadataStore metadata, Clock clock, long maxSkewMs) {
+    this(metadata, clock, maxSkewMs, maxSkewMs);
+  }
+
+  /**
+   * @param maxPastMs how long a signed request stays valid (auth.clock.skew.max.ms)
+   * @param maxFutureMs how far ahead of the server a client's clock may be (auth.clock.skew.future.max.ms)
+   */
+  public Authenticator(MetadataStore metadata, Clock clock, long maxPastMs, long maxFutureMs) {
     this.metadata = metadata;
     this.clock = clock;
-    this.maxSkewMs = maxSkewMs;
+    this.maxPastMs = maxPastMs;
+    this.maxFutureMs = maxFutureMs;
   }
 
   /** Why a request is refused, with the HTTP status to answer. */
@@ -91,10 +104,17 @@ public final class Authenticator {
     }
     long nowMs = clock.millis();
     // Bounded first so that the multiplication cannot wrap around into the allowed window.
-    long skewMs = Math.abs(requestSecs) > Long.MAX_VALUE / 2000 ? Long.MAX_VALUE : Math.abs(nowMs - requestSecs * 1000);
-    if (skewMs > maxSkewMs) {
-      throw new AuthenticationException(412, "request timestamp " + requestSecs + " differs from server time by "
-          + (skewMs == Long.MAX_VALUE ? "too much" : skewMs + " ms") + "; at most " + maxSkewMs + " ms is allowed");
+    boolean huge = Math.abs(requestSecs) > Long.MAX_VALUE / 2000;
+    long aheadMs = huge ? (requestSecs > 0 ? Long.MAX_VALUE : Long.MIN_VALUE) : requestSecs * 1000 - nowMs;
+    if (aheadMs > maxFutureMs) {
+      throw new AuthenticationException(412, "request timestamp " + requestSecs + " is "
+          + (huge ? "too far" : aheadMs + " ms") + " ahead of server time; at most " + maxFutureMs
+          + " ms ahead is allowed (auth.clock.skew.future.max.ms)");
+    }
+    if (-aheadMs > maxPastMs || aheadMs == Long.MIN_VALUE) {
+      throw new AuthenticationException(412, "request timestamp " + requestSecs + " is "
+          + (huge ? "too far" : -aheadMs + " ms") + " behind server time; at most " + maxPastMs
+          + " ms behind is allowed (auth.clock.skew.max.ms)");
     }
     Optional<Credential> credential = metadata.credential(keyId);
     // Same answer for unknown key and wrong signature: do not reveal which key ids exist.
@@ -107,6 +127,12 @@ public final class Authenticator {
   /** Checks the body's MD5 and the signature over the request. */
   public Credential verify(Claim claim, String method, String path, String query,
       Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
+    verifyBody(headers, body, bodyLength);
+    return verifySignature(claim, method, path, query, headers);
+  }
+
+  /** Checks that the body is the one signed: its MD5 equals the signed X-Xiaomi-Content-MD5 header. */
+  public void verifyBody(Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
     String md5 = header(headers, GalaxySigner.CONTENT_MD5);
     if (md5 == null) {
       throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
@@ -115,6 +141,18 @@ public final class Authenticator {
     // zeros: compare as numbers, not strings.
     if (!stripLeadingZeros(md5).equalsIgnoreCase(stripLeadingZeros(GalaxySigner.contentMd5Hex(body, 0, bodyLength)))) {
       throw new AuthenticationException(401, GalaxySigner.CONTENT_MD5 + " does not match the request body");
+    }
+  }
+
+  /**
+   * Checks the signature, which covers the method, path, sub-resource query parameters and the
+   * {@code x-xiaomi-*} headers (the body through its MD5 header): no body needed. A request without
+   * an MD5 header is refused here, before its body is read.
+   */
+  public Credential verifySignature(Claim claim, String method, String path, String query,
+      Map<String, List<String>> headers) throws AuthenticationException {
+    if (header(headers, GalaxySigner.CONTENT_MD5) == null) {
+      throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
     }
     String expected;
     try {

@@ -5,6 +5,7 @@ import com.codahale.metrics.Timer;
 import io.talos.common.auth.GalaxySigner;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.Authenticator.AuthenticationException;
+import io.talos.server.auth.ReplayGuard;
 import io.talos.common.errors.TalosErrors;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.MetadataException;
@@ -13,8 +14,6 @@ import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.TaskPoolClosedException;
 import io.talos.server.service.MessageServiceHandler;
 import io.talos.thrift.ErrorCode;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -22,10 +21,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -37,9 +36,13 @@ import org.slf4j.LoggerFactory;
  * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota}?id=..&type=method}
  * with one TCompactProtocol message as the body, exactly as the Talos SDK calls it.
  *
- * <p>Request path: check method and path (405 / 404), bound the body (413), authenticate (401 /
- * 412 with the server's {@code X-Xiaomi-Timestamp}), decode the call (400 when the body is not a
- * well-formed call). putMessage and getMessage are then handed to the {@link TaskPool} and the
+ * <p>Request path: check method and path (405 / 404); authenticate from the headers alone (401 /
+ * 412 with the server's {@code X-Xiaomi-Timestamp}); require the {@code type} query parameter
+ * (400); refuse a replayed signature of a state-changing call (409, {@link ReplayGuard}); only
+ * then receive the body, without holding a thread, under a size limit (413), a minimum data rate
+ * (408) and a shared in-flight byte budget (503 + Retry-After) ({@link RequestBodyReader}); check
+ * the body against its signed MD5 (401); decode the call (400 when the body is not a well-formed
+ * call or its method is not {@code type}). putMessage and getMessage are then handed to the {@link TaskPool} and the
  * Jetty thread is free: the response completes when a pool worker has served the call. Other
  * calls (admin, consumer groups: metadata operations) run on the Jetty thread. Either way the
  * answer is {@code 200 application/x-thrift} with the Thrift reply.
@@ -67,17 +70,33 @@ public final class ApiHandler extends Handler.Abstract {
   private final int getPriority;
 
   /**
+   * Read-only calls, exempt from the {@link ReplayGuard}: a client may legitimately send the same
+   * one twice within a second (same body, same timestamp, hence the same signature: a consumer
+   * polling the tail of a partition, a tool polling a topic), and a replay of one changes nothing.
+   */
+  static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion", "getMessage",
+      "describeTopic", "listTopics", "queryTopicQuota", "listPermission", "getPermission",
+      "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker",
+      "listUserQuota", "queryUserQuota");
+
+  private final ReplayGuard replayGuard;
+  private final RequestBodyReader.Limits bodyLimits;
+
+  /** How request bodies are received: see {@link RequestBodyReader}. */
+  public record BodyLimits(long minBytesPerSec, long rateGraceMs, long inflightMaxBytes) {}
+
+  /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
    *     already wrapped in an {@link ErrorBoundary}, with the generated processor's function map
-   */
-  /**
    * @param pool serves putMessage and getMessage (the Jetty thread only parses and
    *     authenticates); every other call runs on the Jetty thread
    * @param maxWaitingBytes most request-body bytes held by pool tasks at once
    * @param messages the message service itself, for batched puts (group commit)
+   * @param replayGuard remembers the signatures of state-changing requests
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
-      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages) {
+      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
+      ReplayGuard replayGuard, BodyLimits bodyLimits) {
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes)));
     this.dispatchers = Map.copyOf(d);
@@ -91,6 +110,12 @@ public final class ApiHandler extends Handler.Abstract {
     this.messages = messages;
     this.putPriority = pool.config().priorityOf("put");
     this.getPriority = pool.config().priorityOf("get");
+    this.replayGuard = replayGuard;
+    BodyBudget budget = new BodyBudget(bodyLimits.inflightMaxBytes());
+    metrics.gauge("http.body.inflight.bytes", () -> budget::usedBytes);
+    metrics.gauge("auth.replay.entries", () -> replayGuard::size);
+    this.bodyLimits = new RequestBodyReader.Limits(maxRequestBytes, bodyLimits.minBytesPerSec(),
+        bodyLimits.rateGraceMs(), budget, System::nanoTime);
   }
 
   /** A service implementation and its generated {@code Processor.getProcessMapView()}. */
@@ -114,56 +139,92 @@ public final class ApiHandler extends Handler.Abstract {
       headers.computeIfAbsent(field.getName(), k -> new ArrayList<>()).add(field.getValue());
     }
     String query = request.getHttpURI().getQuery();
-    // The headers first: an unauthenticated client cannot make the server read a large body.
+    // Everything the headers can prove is checked before a byte of the body is read: the
+    // signature covers the body's MD5 header, not the body, so a client without the secret key
+    // cannot make the server receive or buffer anything.
     Authenticator.Claim claim;
+    Credential credential;
     try {
       claim = authenticator.checkHeaders(headers);
+      credential = authenticator.verifySignature(claim, "POST", path, query, headers);
     } catch (AuthenticationException e) {
       return authenticationError(response, callback, e);
     } catch (MetadataException e) {
       LOG.warn("cannot look up a credential", e);
       return error(response, callback, 503, "the metadata store is unavailable, retry later: " + e.getMessage());
     }
-
-    long declared = request.getLength();
-    byte[] body;
-    try (InputStream in = Content.Source.asInputStream(request)) {
-      if (declared > maxRequestBytes) {
-        drain(in);
-        return error(response, callback, 413, "request body of " + declared + " bytes exceeds the limit of "
-            + maxRequestBytes + " bytes (server.request.max.bytes)");
-      }
-      body = in.readNBytes(maxRequestBytes + 1);
-      if (body.length > maxRequestBytes) {
-        drain(in);
-        return error(response, callback, 413, "request body exceeds the limit of " + maxRequestBytes
-            + " bytes (server.request.max.bytes)");
-      }
-    } catch (IOException e) {
-      return error(response, callback, 400, "cannot read the request body: " + e.getMessage());
+    // The query is not signed; the type parameter must name the method of the (signed) body,
+    // checked once the body is decoded, so it is required and safe to trust from here on.
+    String method = queryParam(query, "type");
+    if (method == null || method.isEmpty()) {
+      return error(response, callback, 400, "missing query parameter type=<Thrift method name>; the SDK sends ?id=<request id>&type=<method>");
     }
-    Credential credential;
+    boolean guarded = !REPLAYABLE_READS.contains(method);
+    if (guarded) {
+      try {
+        replayGuard.checkAndRemember(credential.secretKeyId(), claim.signature(), claim.clientTimestampSecs());
+      } catch (AuthenticationException e) {
+        return authenticationError(response, callback, e);
+      }
+    }
+    Runnable forgetReplay = guarded
+        ? () -> replayGuard.forget(credential.secretKeyId(), claim.signature(), claim.clientTimestampSecs())
+        : () -> { };
+    RequestBodyReader.read(request, bodyLimits, new RequestBodyReader.Outcome() {
+      @Override
+      public void complete(RequestBodyReader.Body body) {
+        try {
+          serve(request, response, callback, dispatcher, path, query, method, headers, claim, credential, body, forgetReplay);
+        } catch (RuntimeException | Error e) {
+          body.release();
+          LOG.error("serving {} failed outside the service error boundary", method, e);
+          error(response, callback, 500, "internal error serving " + method + ": " + e);
+        }
+      }
+
+      @Override
+      public void refused(int status, String message) {
+        // Nothing was executed: an identical retry must not be taken for a replay.
+        forgetReplay.run();
+        if (status == 503) response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+        error(response, callback, status, message);
+      }
+    });
+    return true;
+  }
+
+  /** The rest of a request once its whole body has arrived; on this or a Jetty demand thread. */
+  private void serve(Request request, Response response, Callback callback, ThriftDispatcher dispatcher,
+      String path, String query, String method, Map<String, List<String>> headers, Authenticator.Claim claim,
+      Credential credential, RequestBodyReader.Body received, Runnable forgetReplay) {
+    byte[] body = received.bytes();
+    int bodyLength = received.length();
     try {
-      credential = authenticator.verify(claim, "POST", path, query, headers, body, body.length);
+      authenticator.verifyBody(headers, body, bodyLength);
     } catch (AuthenticationException e) {
-      return authenticationError(response, callback, e);
+      received.release();
+      authenticationError(response, callback, e);
+      return;
     }
-
     String agent = request.getHeaders().get(HttpHeader.USER_AGENT);
     RequestContext ctx = new RequestContext(credential,
         agent != null && agent.startsWith(TALOS_CLIENT_AGENT), queryParam(query, "id"));
-    String method = queryParam(query, "type");
     ThriftDispatcher.Call call;
     try {
-      call = dispatcher.decode(body, body.length, method);
+      call = dispatcher.decode(body, bodyLength, method);
     } catch (ThriftDispatcher.MalformedRequestException e) {
-      return error(response, callback, 400, e.getMessage());
+      error(response, callback, 400, e.getMessage());
+      return;
+    } finally {
+      // Decoded (or refused): the request's own bytes are no longer held by the front-end; a
+      // put/get task's bytes are bounded by the pool's limit from here on.
+      received.release();
     }
     String service = path.substring(API_PREFIX.length());
     Timer.Context timer = metrics.timer("requests." + service + "." + call.method()).time();
     if (service.equals("message") && (call.method().equals("putMessage") || call.method().equals("getMessage"))) {
       // Request bodies held by waiting and running tasks are bounded too, not only their count.
-      long held = body.length;
+      long held = bodyLength;
       boolean fits = waitingBytes.addAndGet(held) <= maxWaitingBytes;
       PendingReply pending = new PendingReply(response, callback, timer, () -> waitingBytes.addAndGet(-held));
       // The client's deadline is on the client's clock: move it onto ours by the offset its
@@ -174,13 +235,14 @@ public final class ApiHandler extends Handler.Abstract {
           : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs);
       Admission admission = fits ? pool.submit(task) : Admission.REJECTED_FULL;
       if (!admission.accepted()) {
+        forgetReplay.run();
         // Refused fast, never queued: the client retries later (or elsewhere).
         task.fail(admission == Admission.REJECTED_FULL
             ? TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server has too many requests waiting"
                 + " (scheduling.max.waiting.tasks / scheduling.max.waiting.bytes); retry later")
             : new TaskPoolClosedException());
       }
-      return true;
+      return;
     }
     byte[] reply;
     try {
@@ -188,14 +250,14 @@ public final class ApiHandler extends Handler.Abstract {
     } catch (RuntimeException e) {
       // The services' ErrorBoundary answers every service error; this is a bug in the path itself.
       LOG.error("{} failed outside the service error boundary", call.method(), e);
-      return error(response, callback, 500, "internal error serving " + call.method() + ": " + e);
+      error(response, callback, 500, "internal error serving " + call.method() + ": " + e);
+      return;
     } finally {
       timer.stop();
     }
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(reply), callback);
-    return true;
   }
 
   private boolean authenticationError(Response response, Callback callback, AuthenticationException e) {
@@ -213,17 +275,6 @@ public final class ApiHandler extends Handler.Abstract {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
     response.write(true, ByteBuffer.wrap((message + "\n").getBytes(StandardCharsets.UTF_8)), callback);
     return true;
-  }
-
-  /**
-   * Reads and discards the rest of a refused body, up to a few times the limit, so that the
-   * client, still sending, gets to read the 413 instead of a connection reset. Beyond that the
-   * connection is closed (Jetty does not reuse a connection with unread content).
-   */
-  private void drain(InputStream in) throws IOException {
-    long budget = 4L * maxRequestBytes;
-    byte[] sink = new byte[64 * 1024];
-    for (int n; budget > 0 && (n = in.read(sink, 0, (int) Math.min(sink.length, budget))) >= 0; ) budget -= n;
   }
 
   static String queryParam(String query, String name) {

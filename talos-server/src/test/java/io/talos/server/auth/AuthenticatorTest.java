@@ -101,6 +101,41 @@ class AuthenticatorTest {
         () -> authenticator.verify(authenticator.checkHeaders(wrongPath), "POST", "/v1/api/message", "id=1&type=x", wrongPath, body, body.length));
   }
 
+  @Test
+  void boundsThePastAndTheFutureSeparately() throws Exception {
+    Authenticator asymmetric = new Authenticator(store, Clock.fixed(Instant.ofEpochSecond(NOW_SECS), ZoneOffset.UTC),
+        900_000, 60_000);
+    byte[] body = "b".getBytes(StandardCharsets.UTF_8);
+    for (long offsetSecs : List.of(-900L, -30L, 0L, 60L)) {
+      Map<String, List<String>> h = headers(body, NOW_SECS + offsetSecs);
+      sign(h, "Galaxy-V3", "TKID", "secret");
+      assertEquals("alice", asymmetric.verifySignature(asymmetric.checkHeaders(h), "POST", "/v1/api/topic", "id=1&type=x", h).ownerId());
+    }
+    for (long offsetSecs : List.of(-901L, 61L, 870L)) {
+      Map<String, List<String>> h = headers(body, NOW_SECS + offsetSecs);
+      sign(h, "Galaxy-V3", "TKID", "secret");
+      AuthenticationException e = assertThrows(AuthenticationException.class, () -> asymmetric.checkHeaders(h));
+      assertEquals(412, e.httpStatus(), "offset " + offsetSecs);
+      assertTrue(e.getMessage().contains(offsetSecs > 0 ? "auth.clock.skew.future.max.ms" : "auth.clock.skew.max.ms"), e.getMessage());
+    }
+  }
+
+  @Test
+  void verifiesTheSignatureFromTheHeadersAloneBeforeTheBody() throws Exception {
+    byte[] body = "the body".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> h = headers(body, NOW_SECS);
+    sign(h, "Galaxy-V3", "TKID", "wrong");
+    AuthenticationException e = assertThrows(AuthenticationException.class,
+        () -> authenticator.verifySignature(authenticator.checkHeaders(h), "POST", "/v1/api/topic", "id=1&type=x", h));
+    assertEquals(401, e.httpStatus());
+    Map<String, List<String>> good = headers(body, NOW_SECS);
+    sign(good, "Galaxy-V3", "TKID", "secret");
+    authenticator.verifySignature(authenticator.checkHeaders(good), "POST", "/v1/api/topic", "id=1&type=x", good);
+    assertEquals(401, assertThrows(AuthenticationException.class,
+        () -> authenticator.verifyBody(good, "other".getBytes(StandardCharsets.UTF_8), 5)).httpStatus());
+    authenticator.verifyBody(good, body, body.length);
+  }
+
   private int status(Map<String, List<String>> h, byte[] body) {
     return assertThrows(AuthenticationException.class,
         () -> authenticator.verify(authenticator.checkHeaders(h), "POST", "/v1/api/topic", "id=1&type=x", h, body, body.length)).httpStatus();
