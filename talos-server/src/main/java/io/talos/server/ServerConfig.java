@@ -22,6 +22,13 @@ public final class ServerConfig extends TalosConfig {
   public static final String DATA_DIR = "server.data.dir";
   public static final String HTTP_THREADS_MAX = "server.http.threads.max";
   public static final String REQUEST_MAX_BYTES = "server.request.max.bytes";
+  public static final String REQUEST_CONTAINER_MAX_LENGTH = "server.request.container.max.length";
+  public static final String REQUEST_NESTING_MAX_DEPTH = "server.request.nesting.max.depth";
+  public static final String REQUEST_NAME_MAX_CHARS = "request.name.max.chars";
+  public static final String REQUEST_STRING_MAX_CHARS = "request.string.max.chars";
+  public static final String REQUEST_PARTITION_LIST_MAX_ENTRIES = "request.partition.list.max.entries";
+  public static final String REQUEST_PUT_BLOCKS_MAX_COUNT = "request.put.blocks.max.count";
+  public static final String REQUEST_MAP_MAX_ENTRIES = "request.map.max.entries";
   public static final String AUTH_CLOCK_SKEW_MAX_MS = "auth.clock.skew.max.ms";
   public static final String ADMIN_CREDENTIAL_FILE = "auth.admin.credential.file";
 
@@ -79,6 +86,21 @@ public final class ServerConfig extends TalosConfig {
           "Maximum number of Jetty threads serving requests.")
       .define(REQUEST_MAX_BYTES, Type.LONG, 32L * 1024 * 1024, Validator.between(1024, Integer.MAX_VALUE),
           "Largest request body accepted, in bytes; larger requests get HTTP 413.")
+      .section("Request decoding and argument limits")
+      .define(REQUEST_CONTAINER_MAX_LENGTH, Type.INT, 65_536, Validator.between(16, 16_777_216),
+          "Most elements one list, set or map of a Thrift request body may declare (and never more than the body's remaining bytes); beyond it HTTP 400.")
+      .define(REQUEST_NESTING_MAX_DEPTH, Type.INT, 16, Validator.between(8, 1024),
+          "Deepest nesting of structs and containers in a Thrift request body (the call's argument struct is 1); beyond it HTTP 400.")
+      .define(REQUEST_NAME_MAX_CHARS, Type.INT, 256, Validator.between(16, 65_536),
+          "Longest name or id in a request (topic and resource names, consumerGroup, workerId, sequenceId, developerId, ...), in characters; beyond it INVALID_REQUEST_PARAMS.")
+      .define(REQUEST_STRING_MAX_CHARS, Type.INT, 4096, Validator.between(16, 16_777_216),
+          "Longest other string in a request (topic attribute keys and values, version details), in characters; beyond it INVALID_REQUEST_PARAMS.")
+      .define(REQUEST_PARTITION_LIST_MAX_ENTRIES, Type.INT, 4096, Validator.between(1, 16_777_216),
+          "Most entries of a partition list in a request (ConsumeUnit.partitionIdList, getPartitionsOffset's topicAndPartitionList); beyond it INVALID_REQUEST_PARAMS. Keep it >= topic.partitions.max.")
+      .define(REQUEST_PUT_BLOCKS_MAX_COUNT, Type.INT, 1024, Validator.between(1, 16_777_216),
+          "Most message blocks in one putMessage (the Talos SDK sends one); beyond it INVALID_REQUEST_PARAMS.")
+      .define(REQUEST_MAP_MAX_ENTRIES, Type.INT, 256, Validator.between(1, 16_777_216),
+          "Most entries of a map in a request (topic attributes, createTopic's aclMap); beyond it INVALID_REQUEST_PARAMS.")
       .section("Authentication")
       .define(AUTH_CLOCK_SKEW_MAX_MS, Type.LONG, 900_000L, Validator.atLeast(1000),
           "Largest difference between a request's X-Xiaomi-Timestamp and the server clock; beyond it HTTP 412.")

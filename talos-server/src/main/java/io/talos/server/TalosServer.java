@@ -6,7 +6,9 @@ import io.talos.common.config.ConfigException;
 import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.frontend.ApiHandler;
+import io.talos.server.frontend.ArgumentLimits;
 import io.talos.server.frontend.ErrorBoundary;
+import io.talos.server.frontend.TalosErrorHandler;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataStore;
@@ -125,9 +127,12 @@ public final class TalosServer implements AutoCloseable {
       server.addConnector(connector);
       server.setHandler(new Handler.Sequence(
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
-              config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler),
+              config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, ArgumentLimits.from(config)),
           new OpsHandler(metrics),
           new NotFoundHandler()));
+      // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
+      // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
+      server.setErrorHandler(new TalosErrorHandler(metrics));
       server.start();
 
       final PartitionLogs retained = partitionLogs;

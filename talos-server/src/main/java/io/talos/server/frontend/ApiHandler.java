@@ -13,6 +13,7 @@ import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.TaskPoolClosedException;
 import io.talos.server.service.MessageServiceHandler;
 import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GalaxyTalosException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -23,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.thrift.TApplicationException;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -43,7 +45,16 @@ import org.slf4j.LoggerFactory;
  * Jetty thread is free: the response completes when a pool worker has served the call. Other
  * calls (admin, consumer groups: metadata operations) run on the Jetty thread. Either way the
  * answer is {@code 200 application/x-thrift} with the Thrift reply.
- * Error bodies are one line of plain text saying what was wrong.
+ *
+ * <p>Decoded arguments are checked against {@link ArgumentLimits} before any service sees them
+ * (INVALID_REQUEST_PARAMS in the method's result, HTTP 200). Errors before a call can be served
+ * (404, 405, 400 malformed body, 413, 500) are answered with their HTTP status and a Thrift
+ * EXCEPTION message ({@code application/x-thrift}): the Talos SDK reads such a body as a
+ * {@code TApplicationException} carrying the message. Authentication errors (401, 412, 503 while
+ * the metadata store is down) stay one line of plain text: the SDK adjusts its clock from a 412
+ * and retries only when the body is not Thrift. Every Throwable is caught here: an Error other
+ * than OutOfMemoryError is a 500 with a Thrift answer, counted ({@code http.status.500}) and
+ * logged once in a few lines; an OutOfMemoryError is counted and rethrown.
  *
  * <p>Thread-safe; runs on Jetty's request threads.
  */
@@ -65,6 +76,7 @@ public final class ApiHandler extends Handler.Abstract {
   private final MessageServiceHandler messages;
   private final int putPriority;
   private final int getPriority;
+  private final ArgumentLimits limits;
 
   /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
@@ -77,9 +89,12 @@ public final class ApiHandler extends Handler.Abstract {
    * @param messages the message service itself, for batched puts (group commit)
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
-      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages) {
+      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
+      ArgumentLimits limits) {
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
-    services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes)));
+    services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes,
+        limits.maxContainerLength, limits.maxDepth)));
+    this.limits = limits;
     this.dispatchers = Map.copyOf(d);
     this.authenticator = authenticator;
     this.clock = clock;
@@ -98,16 +113,35 @@ public final class ApiHandler extends Handler.Abstract {
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
+    try {
+      return serve(request, response, callback);
+    } catch (OutOfMemoryError e) {
+      metrics.meter("http.status.500").mark();
+      throw e;
+    } catch (Throwable e) {
+      // A bug in the request path itself (the services have their own boundary).
+      LOG.error("{} {} failed: {}", request.getMethod(), request.getHttpURI().getPath(), ErrorBoundary.brief(e));
+      if (response.isCommitted()) {
+        callback.failed(e);
+        return true;
+      }
+      return error(response, callback, 500, queryParam(request.getHttpURI().getQuery(), "type"),
+          TApplicationException.INTERNAL_ERROR, "internal error: " + e);
+    }
+  }
+
+  private boolean serve(Request request, Response response, Callback callback) {
     String path = request.getHttpURI().getPath();
     if (path == null || !path.startsWith(API_PREFIX)) return false;
     ThriftDispatcher dispatcher = dispatchers.get(path.substring(API_PREFIX.length()));
+    String typeParam = queryParam(request.getHttpURI().getQuery(), "type");
     if (dispatcher == null) {
-      return error(response, callback, 404, "no such API path " + path + "; the API paths are "
+      return error(response, callback, 404, typeParam, TApplicationException.UNKNOWN_METHOD, "no such API path " + path + "; the API paths are "
           + API_PREFIX + "{" + String.join(",", new java.util.TreeSet<>(dispatchers.keySet())) + "}");
     }
     if (!"POST".equals(request.getMethod())) {
       response.getHeaders().put(HttpHeader.ALLOW, "POST");
-      return error(response, callback, 405, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
+      return error(response, callback, 405, typeParam, TApplicationException.UNKNOWN_METHOD, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
     }
     Map<String, List<String>> headers = new LinkedHashMap<>();
     for (HttpField field : request.getHeaders()) {
@@ -122,7 +156,7 @@ public final class ApiHandler extends Handler.Abstract {
       return authenticationError(response, callback, e);
     } catch (MetadataException e) {
       LOG.warn("cannot look up a credential", e);
-      return error(response, callback, 503, "the metadata store is unavailable, retry later: " + e.getMessage());
+      return textError(response, callback, 503, "the metadata store is unavailable, retry later: " + e.getMessage());
     }
 
     long declared = request.getLength();
@@ -130,17 +164,17 @@ public final class ApiHandler extends Handler.Abstract {
     try (InputStream in = Content.Source.asInputStream(request)) {
       if (declared > maxRequestBytes) {
         drain(in);
-        return error(response, callback, 413, "request body of " + declared + " bytes exceeds the limit of "
+        return error(response, callback, 413, typeParam, TApplicationException.PROTOCOL_ERROR, "request body of " + declared + " bytes exceeds the limit of "
             + maxRequestBytes + " bytes (server.request.max.bytes)");
       }
       body = in.readNBytes(maxRequestBytes + 1);
       if (body.length > maxRequestBytes) {
         drain(in);
-        return error(response, callback, 413, "request body exceeds the limit of " + maxRequestBytes
+        return error(response, callback, 413, typeParam, TApplicationException.PROTOCOL_ERROR, "request body exceeds the limit of " + maxRequestBytes
             + " bytes (server.request.max.bytes)");
       }
     } catch (IOException e) {
-      return error(response, callback, 400, "cannot read the request body: " + e.getMessage());
+      return error(response, callback, 400, typeParam, TApplicationException.PROTOCOL_ERROR, "cannot read the request body: " + e.getMessage());
     }
     Credential credential;
     try {
@@ -157,9 +191,14 @@ public final class ApiHandler extends Handler.Abstract {
     try {
       call = dispatcher.decode(body, body.length, method);
     } catch (ThriftDispatcher.MalformedRequestException e) {
-      return error(response, callback, 400, e.getMessage());
+      return error(response, callback, 400, e.method != null ? e.method : method, e.seqid, e.type, e.getMessage());
     }
     String service = path.substring(API_PREFIX.length());
+    GalaxyTalosException invalid = limits.violation(call.args());
+    if (invalid != null) {
+      return reply(response, callback, ThriftDispatcher.errorReply(call,
+          ErrorBoundary.answer(call.method(), invalid, metrics, ctx)));
+    }
     Timer.Context timer = metrics.timer("requests." + service + "." + call.method()).time();
     if (service.equals("message") && (call.method().equals("putMessage") || call.method().equals("getMessage"))) {
       // Request bodies held by waiting and running tasks are bounded too, not only their count.
@@ -187,11 +226,16 @@ public final class ApiHandler extends Handler.Abstract {
       reply = dispatcher.execute(call, ctx);
     } catch (RuntimeException e) {
       // The services' ErrorBoundary answers every service error; this is a bug in the path itself.
-      LOG.error("{} failed outside the service error boundary", call.method(), e);
-      return error(response, callback, 500, "internal error serving " + call.method() + ": " + e);
+      LOG.error("{} failed outside the service error boundary: {}", call.method(), ErrorBoundary.brief(e));
+      return error(response, callback, 500, call.method(), call.message().seqid, TApplicationException.INTERNAL_ERROR,
+          "internal error serving " + call.method() + ": " + e);
     } finally {
       timer.stop();
     }
+    return reply(response, callback, reply);
+  }
+
+  private static boolean reply(Response response, Callback callback, byte[] reply) {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(reply), callback);
@@ -203,10 +247,29 @@ public final class ApiHandler extends Handler.Abstract {
     if (e.httpStatus() == 412) {
       response.getHeaders().put(GalaxySigner.TIMESTAMP, Long.toString(clock.millis() / 1000));
     }
-    return error(response, callback, e.httpStatus(), e.getMessage());
+    return textError(response, callback, e.httpStatus(), e.getMessage());
   }
 
-  private boolean error(Response response, Callback callback, int status, String message) {
+  private boolean error(Response response, Callback callback, int status, String method, int type, String message) {
+    return error(response, callback, status, method, 0, type, message);
+  }
+
+  /**
+   * Answers {@code status} with a Thrift EXCEPTION message: {@code method} (the call's, or the
+   * {@code type} query parameter) and a {@link TApplicationException} of {@code type}.
+   */
+  private boolean error(Response response, Callback callback, int status, String method, int seqid, int type,
+      String message) {
+    metrics.meter("http.status." + status).mark();
+    LOG.debug("HTTP {}: {}", status, message);
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
+    response.write(true, ByteBuffer.wrap(ThriftDispatcher.applicationException(method, seqid, type, message)), callback);
+    return true;
+  }
+
+  /** Plain text: for authentication errors, which the SDK handles by status (see the class doc). */
+  private boolean textError(Response response, Callback callback, int status, String message) {
     metrics.meter("http.status." + status).mark();
     LOG.debug("HTTP {}: {}", status, message);
     response.setStatus(status);
