@@ -33,7 +33,7 @@ import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
  * fuzz topic's real resource-name suffix.
  *
  * <p>A finding is any answer that is not a 200 with a Thrift reply, or a 400/413 with a Thrift
- * exception; a 5xx; no answer within {@link RawApi#TIMEOUT}; or, at the end, a change to the
+ * exception; a 5xx; an INTERNAL_SERVER_ERROR in a reply; no answer within {@link RawApi#TIMEOUT}; or, at the end, a change to the
  * data of a topic no input can name.
  *
  * <p>In a normal test run (CI) only the stored inputs under
@@ -98,6 +98,10 @@ class ApiFuzzTest {
     byte expected = r.statusCode() == 200 ? TMessageType.REPLY : TMessageType.EXCEPTION;
     if (reply.type != expected && !(r.statusCode() == 200 && reply.type == TMessageType.EXCEPTION)) {
       throw new AssertionError("HTTP " + r.statusCode() + " with Thrift message type " + reply.type + " for " + what);
+    }
+    // A bug answered as a wire error (the services' boundary turns unexpected exceptions into it).
+    if (server.metrics().meter("errors.INTERNAL_SERVER_ERROR").getCount() > 0) {
+      throw new AssertionError("INTERNAL_SERVER_ERROR answered for " + what + ": " + RawApi.text(r));
     }
   }
 

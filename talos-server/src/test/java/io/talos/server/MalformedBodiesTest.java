@@ -157,6 +157,7 @@ class MalformedBodiesTest {
     assertEquals((long) perThread * THREADS, answered, statuses.toString());
     System.out.println("malformed bodies: " + answered + " answered, by status " + new java.util.TreeMap<>(statuses));
     assertTrue(server.metrics().meter("http.status.500").getCount() == 0, "500s were counted");
+    assertEquals(0, server.metrics().meter("errors.INTERNAL_SERVER_ERROR").getCount(), "bugs answered as wire errors");
 
     // The golden topic, named by no request, is intact; the server still serves.
     assertEquals(goldenData, api.readAll(new TopicAndPartition("golden", golden, 0), 0));
