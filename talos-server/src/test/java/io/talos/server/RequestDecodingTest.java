@@ -295,7 +295,9 @@ class RequestDecodingTest {
 
   @Test
   void errorsJettyAnswersItselfAreThriftAnswersOnTheApi() throws Exception {
+    long before = server.metrics().meter("http.status.414").getCount();
     assertThriftError(raw("GET /v1/api/topic?x=" + "a".repeat(20_000) + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 414);
+    assertEquals(before + 1, server.metrics().meter("http.status.414").getCount(), "Jetty-level errors are counted");
     assertThriftError(raw("POST /v1/api/topic HTTP/1.1\r\nHost: t\r\nX-Big: " + "b".repeat(20_000)
         + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), 431);
     assertThriftError(raw("POST /v1/api/%zz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), 400);
