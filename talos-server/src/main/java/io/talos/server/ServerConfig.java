@@ -28,6 +28,13 @@ public final class ServerConfig extends TalosConfig {
   public static final String REQUEST_BODY_INFLIGHT_MAX_BYTES = "server.request.body.inflight.max.bytes";
   public static final String OPS_PORT = "server.ops.port";
   public static final String OPS_THREADS_MAX = "server.ops.threads.max";
+  public static final String REQUEST_CONTAINER_MAX_LENGTH = "server.request.container.max.length";
+  public static final String REQUEST_NESTING_MAX_DEPTH = "server.request.nesting.max.depth";
+  public static final String REQUEST_NAME_MAX_CHARS = "request.name.max.chars";
+  public static final String REQUEST_STRING_MAX_CHARS = "request.string.max.chars";
+  public static final String REQUEST_PARTITION_LIST_MAX_ENTRIES = "request.partition.list.max.entries";
+  public static final String REQUEST_PUT_BLOCKS_MAX_COUNT = "request.put.blocks.max.count";
+  public static final String REQUEST_MAP_MAX_ENTRIES = "request.map.max.entries";
   public static final String AUTH_CLOCK_SKEW_MAX_MS = "auth.clock.skew.max.ms";
   public static final String AUTH_CLOCK_SKEW_FUTURE_MAX_MS = "auth.clock.skew.future.max.ms";
   public static final String AUTH_REPLAY_MAX_ENTRIES = "auth.replay.max.entries";
@@ -103,6 +110,21 @@ public final class ServerConfig extends TalosConfig {
           "Port of the separate ops listener (/ops/health, /ops/metrics) with its own threads, so that health checks answer while the API port is saturated; 0 picks a free port, -1 disables it (/ops/ on the API port always works).")
       .define(OPS_THREADS_MAX, Type.INT, 6, Validator.between(4, 64),
           "Threads of the ops listener (server.ops.port), its acceptor and selector included.")
+      .section("Request decoding and argument limits")
+      .define(REQUEST_CONTAINER_MAX_LENGTH, Type.INT, 65_536, Validator.between(16, 16_777_216),
+          "Most elements one list, set or map of a Thrift request body may declare (and never more than the body's remaining bytes); beyond it HTTP 400.")
+      .define(REQUEST_NESTING_MAX_DEPTH, Type.INT, 16, Validator.between(8, 1024),
+          "Deepest nesting of structs and containers in a Thrift request body (the call's argument struct is 1); beyond it HTTP 400.")
+      .define(REQUEST_NAME_MAX_CHARS, Type.INT, 256, Validator.between(16, 65_536),
+          "Longest name or id in a request (topic and resource names, consumerGroup, workerId, sequenceId, developerId, ...), in characters; beyond it INVALID_REQUEST_PARAMS.")
+      .define(REQUEST_STRING_MAX_CHARS, Type.INT, 4096, Validator.between(16, 16_777_216),
+          "Longest other string in a request (topic attribute keys and values, version details), in characters; beyond it INVALID_REQUEST_PARAMS.")
+      .define(REQUEST_PARTITION_LIST_MAX_ENTRIES, Type.INT, 4096, Validator.between(1, 16_777_216),
+          "Most entries of a partition list in a request (ConsumeUnit.partitionIdList, getPartitionsOffset's topicAndPartitionList); beyond it INVALID_REQUEST_PARAMS. Keep it >= topic.partitions.max.")
+      .define(REQUEST_PUT_BLOCKS_MAX_COUNT, Type.INT, 1024, Validator.between(1, 16_777_216),
+          "Most message blocks in one putMessage (the Talos SDK sends one); beyond it INVALID_REQUEST_PARAMS.")
+      .define(REQUEST_MAP_MAX_ENTRIES, Type.INT, 256, Validator.between(1, 16_777_216),
+          "Most entries of a map in a request (topic attributes, createTopic's aclMap); beyond it INVALID_REQUEST_PARAMS.")
       .section("Authentication")
       .define(AUTH_CLOCK_SKEW_MAX_MS, Type.LONG, 900_000L, Validator.atLeast(1000),
           "Largest amount a request's X-Xiaomi-Timestamp may lie behind the server clock (how long a signed request stays valid), in ms; beyond it HTTP 412 with the server's timestamp.")

@@ -7,8 +7,10 @@ import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.ReplayGuard;
 import io.talos.server.frontend.ApiHandler;
+import io.talos.server.frontend.ArgumentLimits;
 import io.talos.server.frontend.ErrorBoundary;
 import io.talos.server.metadata.CachingMetadataStore;
+import io.talos.server.frontend.TalosErrorHandler;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataException;
@@ -152,10 +154,14 @@ public final class TalosServer implements AutoCloseable {
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,
               new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
-                  config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax)),
+                  config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax),
+              ArgumentLimits.from(config)),
           new OrphansHandler(topicDeletions),
           new OpsHandler(metrics),
           new NotFoundHandler()));
+      // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
+      // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
+      server.setErrorHandler(new TalosErrorHandler(metrics));
       server.start();
       opsServer = startOpsServer(config, topicDeletions);
 
@@ -231,6 +237,7 @@ public final class TalosServer implements AutoCloseable {
     ops.addConnector(connector);
     ops.setHandler(new Handler.Sequence(new OrphansHandler(topicDeletions), new OpsHandler(metrics),
         new NotFoundHandler()));
+    ops.setErrorHandler(new TalosErrorHandler(metrics));
     try {
       ops.start();
     } catch (Exception e) {

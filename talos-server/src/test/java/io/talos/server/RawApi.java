@@ -43,6 +43,8 @@ final class RawApi {
   private final URI endpoint;
   private final String keyId;
   private final String secret;
+  /** Longest wait for an answer: a request still unanswered then is a hang. */
+  static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(60);
   private final HttpClient http = HttpClient.newHttpClient();
 
   RawApi(URI endpoint, String keyId, String secret) {
@@ -92,7 +94,7 @@ final class RawApi {
         Instant.ofEpochSecond(dateSecs).atOffset(ZoneOffset.UTC))));
     headers.put(GalaxySigner.CONTENT_MD5, List.of(GalaxySigner.contentMd5Hex(signed, 0, signed.length)));
     HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path + "?" + query))
-        .method(httpMethod, HttpRequest.BodyPublishers.ofByteArray(body));
+        .method(httpMethod, HttpRequest.BodyPublishers.ofByteArray(body)).timeout(TIMEOUT);
     if (userAgent != null) request.header("User-Agent", userAgent);
     headers.forEach((k, v) -> request.header(k, v.get(0)));
     if (signingSecret != null) {

@@ -14,6 +14,7 @@ import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.TaskPoolClosedException;
 import io.talos.server.service.MessageServiceHandler;
 import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GalaxyTalosException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.thrift.TApplicationException;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
@@ -46,7 +48,16 @@ import org.slf4j.LoggerFactory;
  * Jetty thread is free: the response completes when a pool worker has served the call. Other
  * calls (admin, consumer groups: metadata operations) run on the Jetty thread. Either way the
  * answer is {@code 200 application/x-thrift} with the Thrift reply.
- * Error bodies are one line of plain text saying what was wrong.
+ *
+ * <p>Decoded arguments are checked against {@link ArgumentLimits} before any service sees them
+ * (INVALID_REQUEST_PARAMS in the method's result, HTTP 200). Errors before a call can be served
+ * (404, 405, 400, 408, 413, 500) are answered with their HTTP status and a Thrift EXCEPTION
+ * message ({@code application/x-thrift}): the Talos SDK reads such a body as a
+ * {@code TApplicationException} carrying the message. Authentication and admission errors (401,
+ * 409, 412, 503) stay one line of plain text: the SDK adjusts its clock from a 412 and retries
+ * only when the body is not Thrift. Every Throwable is caught here: an Error other than
+ * OutOfMemoryError is a 500 with a Thrift answer, counted ({@code http.status.500}) and logged
+ * once in a few lines; an OutOfMemoryError is counted and rethrown.
  *
  * <p>Thread-safe; runs on Jetty's request threads.
  */
@@ -68,6 +79,7 @@ public final class ApiHandler extends Handler.Abstract {
   private final MessageServiceHandler messages;
   private final int putPriority;
   private final int getPriority;
+  private final ArgumentLimits limits;
 
   /**
    * Read-only calls, exempt from the {@link ReplayGuard}: a client may legitimately send the same
@@ -96,9 +108,11 @@ public final class ApiHandler extends Handler.Abstract {
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
-      ReplayGuard replayGuard, BodyLimits bodyLimits) {
+      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits) {
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
-    services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes)));
+    services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes,
+        limits.maxContainerLength, limits.maxDepth)));
+    this.limits = limits;
     this.dispatchers = Map.copyOf(d);
     this.authenticator = authenticator;
     this.clock = clock;
@@ -123,16 +137,35 @@ public final class ApiHandler extends Handler.Abstract {
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
+    try {
+      return route(request, response, callback);
+    } catch (OutOfMemoryError e) {
+      metrics.meter("http.status.500").mark();
+      throw e;
+    } catch (Throwable e) {
+      // A bug in the request path itself (the services have their own boundary).
+      LOG.error("{} {} failed: {}", request.getMethod(), request.getHttpURI().getPath(), ErrorBoundary.brief(e));
+      if (response.isCommitted()) {
+        callback.failed(e);
+        return true;
+      }
+      return error(response, callback, 500, queryParam(request.getHttpURI().getQuery(), "type"),
+          TApplicationException.INTERNAL_ERROR, "internal error: " + e);
+    }
+  }
+
+  private boolean route(Request request, Response response, Callback callback) {
     String path = request.getHttpURI().getPath();
     if (path == null || !path.startsWith(API_PREFIX)) return false;
     ThriftDispatcher dispatcher = dispatchers.get(path.substring(API_PREFIX.length()));
+    String typeParam = queryParam(request.getHttpURI().getQuery(), "type");
     if (dispatcher == null) {
-      return error(response, callback, 404, "no such API path " + path + "; the API paths are "
+      return error(response, callback, 404, typeParam, TApplicationException.UNKNOWN_METHOD, "no such API path " + path + "; the API paths are "
           + API_PREFIX + "{" + String.join(",", new java.util.TreeSet<>(dispatchers.keySet())) + "}");
     }
     if (!"POST".equals(request.getMethod())) {
       response.getHeaders().put(HttpHeader.ALLOW, "POST");
-      return error(response, callback, 405, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
+      return error(response, callback, 405, typeParam, TApplicationException.UNKNOWN_METHOD, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
     }
     Map<String, List<String>> headers = new LinkedHashMap<>();
     for (HttpField field : request.getHeaders()) {
@@ -151,13 +184,13 @@ public final class ApiHandler extends Handler.Abstract {
       return authenticationError(response, callback, e);
     } catch (MetadataException e) {
       LOG.warn("cannot look up a credential", e);
-      return error(response, callback, 503, "the metadata store is unavailable, retry later: " + e.getMessage());
+      return textError(response, callback, 503, "the metadata store is unavailable, retry later: " + e.getMessage());
     }
     // The query is not signed; the type parameter must name the method of the (signed) body,
     // checked once the body is decoded, so it is required and safe to trust from here on.
     String method = queryParam(query, "type");
     if (method == null || method.isEmpty()) {
-      return error(response, callback, 400, "missing query parameter type=<Thrift method name>; the SDK sends ?id=<request id>&type=<method>");
+      return error(response, callback, 400, null, TApplicationException.UNKNOWN_METHOD, "missing query parameter type=<Thrift method name>; the SDK sends ?id=<request id>&type=<method>");
     }
     boolean guarded = !REPLAYABLE_READS.contains(method);
     if (guarded) {
@@ -175,10 +208,19 @@ public final class ApiHandler extends Handler.Abstract {
       public void complete(RequestBodyReader.Body body) {
         try {
           serve(request, response, callback, dispatcher, path, query, method, headers, claim, credential, body, forgetReplay);
-        } catch (RuntimeException | Error e) {
+        } catch (OutOfMemoryError e) {
           body.release();
-          LOG.error("serving {} failed outside the service error boundary", method, e);
-          error(response, callback, 500, "internal error serving " + method + ": " + e);
+          metrics.meter("http.status.500").mark();
+          throw e;
+        } catch (Throwable e) {
+          body.release();
+          LOG.error("serving {} failed outside the service error boundary: {}", method, ErrorBoundary.brief(e));
+          if (response.isCommitted()) {
+            callback.failed(e);
+          } else {
+            error(response, callback, 500, method, TApplicationException.INTERNAL_ERROR,
+                "internal error serving " + method + ": " + e);
+          }
         }
       }
 
@@ -186,8 +228,13 @@ public final class ApiHandler extends Handler.Abstract {
       public void refused(int status, String message) {
         // Nothing was executed: an identical retry must not be taken for a replay.
         forgetReplay.run();
-        if (status == 503) response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
-        error(response, callback, status, message);
+        if (status == 503) {
+          // Plain text like the other "retry later" answers: the SDK retries on the status.
+          response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+          textError(response, callback, status, message);
+        } else {
+          error(response, callback, status, method, TApplicationException.PROTOCOL_ERROR, message);
+        }
       }
     });
     return true;
@@ -213,7 +260,7 @@ public final class ApiHandler extends Handler.Abstract {
     try {
       call = dispatcher.decode(body, bodyLength, method);
     } catch (ThriftDispatcher.MalformedRequestException e) {
-      error(response, callback, 400, e.getMessage());
+      error(response, callback, 400, e.method != null ? e.method : method, e.seqid, e.type, e.getMessage());
       return;
     } finally {
       // Decoded (or refused): the request's own bytes are no longer held by the front-end; a
@@ -221,6 +268,12 @@ public final class ApiHandler extends Handler.Abstract {
       received.release();
     }
     String service = path.substring(API_PREFIX.length());
+    GalaxyTalosException invalid = limits.violation(call.args());
+    if (invalid != null) {
+      reply(response, callback, ThriftDispatcher.errorReply(call,
+          ErrorBoundary.answer(call.method(), invalid, metrics, ctx)));
+      return;
+    }
     Timer.Context timer = metrics.timer("requests." + service + "." + call.method()).time();
     if (service.equals("message") && (call.method().equals("putMessage") || call.method().equals("getMessage"))) {
       // Request bodies held by waiting and running tasks are bounded too, not only their count.
@@ -249,15 +302,21 @@ public final class ApiHandler extends Handler.Abstract {
       reply = dispatcher.execute(call, ctx);
     } catch (RuntimeException e) {
       // The services' ErrorBoundary answers every service error; this is a bug in the path itself.
-      LOG.error("{} failed outside the service error boundary", call.method(), e);
-      error(response, callback, 500, "internal error serving " + call.method() + ": " + e);
+      LOG.error("{} failed outside the service error boundary: {}", call.method(), ErrorBoundary.brief(e));
+      error(response, callback, 500, call.method(), call.message().seqid, TApplicationException.INTERNAL_ERROR,
+          "internal error serving " + call.method() + ": " + e);
       return;
     } finally {
       timer.stop();
     }
+    reply(response, callback, reply);
+  }
+
+  private static boolean reply(Response response, Callback callback, byte[] reply) {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(reply), callback);
+    return true;
   }
 
   private boolean authenticationError(Response response, Callback callback, AuthenticationException e) {
@@ -265,10 +324,29 @@ public final class ApiHandler extends Handler.Abstract {
     if (e.httpStatus() == 412) {
       response.getHeaders().put(GalaxySigner.TIMESTAMP, Long.toString(clock.millis() / 1000));
     }
-    return error(response, callback, e.httpStatus(), e.getMessage());
+    return textError(response, callback, e.httpStatus(), e.getMessage());
   }
 
-  private boolean error(Response response, Callback callback, int status, String message) {
+  private boolean error(Response response, Callback callback, int status, String method, int type, String message) {
+    return error(response, callback, status, method, 0, type, message);
+  }
+
+  /**
+   * Answers {@code status} with a Thrift EXCEPTION message: {@code method} (the call's, or the
+   * {@code type} query parameter) and a {@link TApplicationException} of {@code type}.
+   */
+  private boolean error(Response response, Callback callback, int status, String method, int seqid, int type,
+      String message) {
+    metrics.meter("http.status." + status).mark();
+    LOG.debug("HTTP {}: {}", status, message);
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
+    response.write(true, ByteBuffer.wrap(ThriftDispatcher.applicationException(method, seqid, type, message)), callback);
+    return true;
+  }
+
+  /** Plain text: for authentication errors and 503s, which the SDK handles by status (see the class doc). */
+  private boolean textError(Response response, Callback callback, int status, String message) {
     metrics.meter("http.status." + status).mark();
     LOG.debug("HTTP {}: {}", status, message);
     response.setStatus(status);

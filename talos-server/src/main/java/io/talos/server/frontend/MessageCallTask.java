@@ -64,8 +64,19 @@ abstract class MessageCallTask implements Task {
         + deadlineMs + " and was not served (nothing was written); retry"));
   }
 
+  /**
+   * Answers the call with the wire error for {@code cause}. An OutOfMemoryError is answered with
+   * a short Thrift application error (the client must not hang) and then rethrown, never
+   * swallowed.
+   */
   @Override
   public final void fail(Throwable cause) {
+    if (cause instanceof OutOfMemoryError) {
+      metrics.meter("http.status.500").mark();
+      reply.complete(ThriftDispatcher.applicationException(call.method(), call.message().seqid,
+          org.apache.thrift.TApplicationException.INTERNAL_ERROR, "the server ran out of memory serving " + call.method()));
+      throw (OutOfMemoryError) cause;
+    }
     reply(errorResult(ErrorBoundary.answer(call.method(), cause, metrics, ctx)));
   }
 

@@ -24,6 +24,10 @@ import org.apache.thrift.transport.TMemoryInputTransport;
  * Declared service exceptions travel in the result struct as usual; the service implementation
  * is expected to be wrapped in an {@link ErrorBoundary} so that nothing else escapes.
  *
+ * <p>Bodies are decoded with a {@link BoundedCompactProtocol}: what a body declares (container
+ * lengths, string lengths, nesting) is checked before memory is spent on it, and a body must hold
+ * exactly one call: bytes after it are refused.
+ *
  * <p>Thread-safe: keeps no per-call state.
  */
 final class ThriftDispatcher {
@@ -32,20 +36,43 @@ final class ThriftDispatcher {
   @SuppressWarnings("rawtypes")
   private final Map<String, ProcessFunction> functions;
   private final TConfiguration configuration;
+  private final int maxContainerLength;
+  private final int maxDepth;
 
+  /**
+   * @param maxContainerLength most elements one list, set or map of a body may declare
+   * @param maxDepth deepest nesting of structs and containers in a body
+   */
   @SuppressWarnings({"rawtypes", "unchecked"})
-  ThriftDispatcher(String serviceName, Object service, Map functions, int maxMessageBytes) {
+  ThriftDispatcher(String serviceName, Object service, Map functions, int maxMessageBytes,
+      int maxContainerLength, int maxDepth) {
     this.serviceName = serviceName;
     this.service = service;
     this.functions = Map.copyOf(functions);
-    this.configuration = new TConfiguration(maxMessageBytes, maxMessageBytes,
-        TConfiguration.DEFAULT_RECURSION_DEPTH);
+    this.configuration = new TConfiguration(maxMessageBytes, maxMessageBytes, maxDepth);
+    this.maxContainerLength = maxContainerLength;
+    this.maxDepth = maxDepth;
   }
 
-  /** The body does not hold a well-formed call to a method of this service. */
+  /**
+   * The body does not hold a well-formed call to a method of this service. Carries what the
+   * Thrift answer needs: the method name and sequence id when they could be read, and the
+   * {@link TApplicationException} type (UNKNOWN_METHOD, INVALID_MESSAGE_TYPE, PROTOCOL_ERROR).
+   */
   static final class MalformedRequestException extends Exception {
+    final String method;
+    final int seqid;
+    final int type;
+
     MalformedRequestException(String message) {
+      this(message, null, 0, TApplicationException.PROTOCOL_ERROR);
+    }
+
+    MalformedRequestException(String message, String method, int seqid, int type) {
       super(message);
+      this.method = method;
+      this.seqid = seqid;
+      this.type = type;
     }
   }
 
@@ -62,28 +89,69 @@ final class ThriftDispatcher {
    */
   @SuppressWarnings("rawtypes")
   Call decode(byte[] body, int length, String expectedMethod) throws MalformedRequestException {
+    TMessage message = null;
     try {
-      TProtocol in = new TCompactProtocol(new TMemoryInputTransport(configuration, body, 0, length));
-      TMessage message = in.readMessageBegin();
+      BoundedCompactProtocol in = new BoundedCompactProtocol(new TMemoryInputTransport(configuration, body, 0, length),
+          maxContainerLength, maxDepth);
+      message = in.readMessageBegin();
       if (message.type != TMessageType.CALL && message.type != TMessageType.ONEWAY) {
-        throw new MalformedRequestException("Thrift message type " + message.type + " is not a call");
+        throw new MalformedRequestException("Thrift message type " + message.type + " is not a call",
+            message.name, message.seqid, TApplicationException.INVALID_MESSAGE_TYPE);
       }
       ProcessFunction fn = functions.get(message.name);
       if (fn == null) {
         throw new MalformedRequestException("unknown method '" + message.name + "' of " + serviceName
-            + "; known: " + String.join(", ", new java.util.TreeSet<>(functions.keySet())));
+            + "; known: " + String.join(", ", new java.util.TreeSet<>(functions.keySet())),
+            message.name, message.seqid, TApplicationException.UNKNOWN_METHOD);
       }
       if (expectedMethod != null && !expectedMethod.equals(message.name)) {
         throw new MalformedRequestException("query parameter type=" + expectedMethod
-            + " does not match the Thrift method '" + message.name + "'");
+            + " does not match the Thrift method '" + message.name + "'", message.name, message.seqid,
+            TApplicationException.PROTOCOL_ERROR);
       }
       TBase args = fn.getEmptyArgsInstance();
       args.read(in);
       in.readMessageEnd();
+      if (in.remaining() > 0) {
+        throw new MalformedRequestException("corrupt Thrift compact body for " + serviceName + ": "
+            + in.remaining() + " bytes follow the " + message.name + " call; a body holds exactly one call",
+            message.name, message.seqid, TApplicationException.PROTOCOL_ERROR);
+      }
       return new Call(fn, args, message);
     } catch (TException | RuntimeException e) {
-      throw new MalformedRequestException("corrupt Thrift compact body for " + serviceName + ": " + e);
+      // RuntimeException: the generated readers throw some on bad data (e.g. an unknown enum
+      // read as null into a primitive); never a bug of ours reached through a valid body.
+      throw new MalformedRequestException("corrupt Thrift compact body for " + serviceName + ": " + e,
+          message == null ? null : message.name, message == null ? 0 : message.seqid, TApplicationException.PROTOCOL_ERROR);
     }
+  }
+
+  /**
+   * The reply to {@code call} carrying {@code error} in the method's {@code *_result} struct
+   * (field {@code e}, which every method of every service declares).
+   */
+  @SuppressWarnings({"rawtypes", "unchecked"})
+  static byte[] errorReply(Call call, io.talos.thrift.GalaxyTalosException error) {
+    String argsClass = call.args().getClass().getName();
+    try {
+      TBase result = (TBase) Class.forName(argsClass.substring(0, argsClass.length() - "_args".length()) + "_result")
+          .getDeclaredConstructor().newInstance();
+      org.apache.thrift.TFieldIdEnum e = null;
+      for (Object f : org.apache.thrift.meta_data.FieldMetaData.getStructMetaDataMap(result.getClass()).keySet()) {
+        if (((org.apache.thrift.TFieldIdEnum) f).getFieldName().equals("e")) e = (org.apache.thrift.TFieldIdEnum) f;
+      }
+      if (e == null) throw new IllegalStateException(call.method() + " declares no GalaxyTalosException");
+      result.setFieldValue(e, error);
+      return reply(call, result);
+    } catch (ReflectiveOperationException ex) {
+      throw new IllegalStateException("no result struct for " + argsClass, ex);
+    }
+  }
+
+  /** A Thrift EXCEPTION message: what a Thrift client reads as a {@link TApplicationException}. */
+  static byte[] applicationException(String method, int seqid, int type, String message) {
+    return encode(new TMessage(method == null ? "" : method, TMessageType.EXCEPTION, seqid),
+        new TApplicationException(type, message));
   }
 
   /** Runs a decoded call on this thread, with {@code ctx} bound, and encodes the reply. */

@@ -20,6 +20,8 @@ import org.eclipse.jetty.util.Callback;
  * The ops endpoint, unauthenticated and read-only, for operators and monitoring:
  * {@code GET /ops/health} answers {"status":"ok"} while the server serves; {@code GET /ops/metrics}
  * answers every metric as JSON (timers and histograms with mean, p50, p75, p99, p999 in ms).
+ * HEAD is answered like GET without the body (load balancers probe with it); every answer under
+ * {@code /ops}, errors included, is JSON.
  * It binds where the API binds (127.0.0.1 by default). Thread-safe.
  */
 public final class OpsHandler extends Handler.Abstract {
@@ -35,13 +37,14 @@ public final class OpsHandler extends Handler.Abstract {
   @Override
   public boolean handle(Request request, Response response, Callback callback) throws Exception {
     String path = request.getHttpURI().getPath();
-    if (path == null || !path.startsWith(PREFIX)) return false;
+    if (path == null || !(path.startsWith(PREFIX) || path.equals("/ops"))) return false;
     ObjectNode body = JSON.createObjectNode();
     int status = 200;
-    if (!"GET".equals(request.getMethod())) {
+    boolean head = "HEAD".equals(request.getMethod());
+    if (!"GET".equals(request.getMethod()) && !head) {
       status = 405;
-      response.getHeaders().put(HttpHeader.ALLOW, "GET");
-      body.put("error", "use GET");
+      response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
+      body.put("error", "method " + request.getMethod() + " not allowed on " + path + "; use GET or HEAD");
     } else if (path.equals(PREFIX + "health")) {
       body.put("status", "ok");
     } else if (path.equals(PREFIX + "metrics")) {
@@ -52,7 +55,13 @@ public final class OpsHandler extends Handler.Abstract {
     }
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-    response.write(true, ByteBuffer.wrap(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(body)), callback);
+    byte[] bytes = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(body);
+    if (head) {
+      response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+      response.write(true, ByteBuffer.allocate(0), callback);
+    } else {
+      response.write(true, ByteBuffer.wrap(bytes), callback);
+    }
     return true;
   }
 
