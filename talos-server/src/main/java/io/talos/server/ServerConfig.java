@@ -26,6 +26,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String REQUEST_BODY_MIN_BYTES_PER_SEC = "server.request.body.min.bytes.per.sec";
   public static final String REQUEST_BODY_RATE_GRACE_MS = "server.request.body.rate.grace.ms";
   public static final String REQUEST_BODY_INFLIGHT_MAX_BYTES = "server.request.body.inflight.max.bytes";
+  public static final String REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES = "server.request.early.answer.drain.max.bytes";
   public static final String OPS_PORT = "server.ops.port";
   public static final String OPS_THREADS_MAX = "server.ops.threads.max";
   public static final String REQUEST_CONTAINER_MAX_LENGTH = "server.request.container.max.length";
@@ -106,6 +107,8 @@ public final class ServerConfig extends TalosConfig {
           "How long a request body may take before the minimum rate (server.request.body.min.bytes.per.sec) applies, in ms: small bodies delayed by the network are not cut.")
       .define(REQUEST_BODY_INFLIGHT_MAX_BYTES, Type.LONG, 256L * 1024 * 1024, Validator.between(1024, 1L << 40),
           "Most request-body bytes being received and decoded at once, over all connections; a body that would exceed it is answered HTTP 503 with Retry-After. At least server.request.max.bytes; keep it well under the heap.")
+      .define(REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES, Type.LONG, 65_536L, Validator.between(0, 1L << 30),
+          "Largest request body read and dropped before answering a request refused from its headers (401, 404, 409, 412, ...), so that a client still sending it reads the answer instead of a broken pipe; larger bodies are answered at once and the connection closed. Read under the body rate limits, without holding a thread.")
       .define(OPS_PORT, Type.INT, 8081, Validator.between(-1, 65535),
           "Port of the separate ops listener (/ops/health, /ops/metrics) with its own threads, so that health checks answer while the API port is saturated; 0 picks a free port, -1 disables it (/ops/ on the API port always works).")
       .define(OPS_THREADS_MAX, Type.INT, 6, Validator.between(4, 64),

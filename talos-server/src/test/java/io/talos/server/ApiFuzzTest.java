@@ -140,7 +140,8 @@ class ApiFuzzTest {
       assertEquals(Arrays.toString(input), Arrays.toString(readOrEmpty(file)),
           file + " is stale; regenerate with -Dtalos.fuzz.writeSeeds=true");
     }
-    assertEquals(37, expected.size(), "every method of the four services has a seed: " + expected);
+    int methods = all.values().stream().mapToInt(List::size).sum();
+    assertEquals(methods, expected.size(), "every method of the four services has a seed: " + expected);
   }
 
   private static byte[] readOrEmpty(Path file) throws IOException {

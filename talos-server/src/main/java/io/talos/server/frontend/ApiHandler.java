@@ -93,9 +93,10 @@ public final class ApiHandler extends Handler.Abstract {
 
   private final ReplayGuard replayGuard;
   private final RequestBodyReader.Limits bodyLimits;
+  private final long drainMaxBytes;
 
   /** How request bodies are received: see {@link RequestBodyReader}. */
-  public record BodyLimits(long minBytesPerSec, long rateGraceMs, long inflightMaxBytes) {}
+  public record BodyLimits(long minBytesPerSec, long rateGraceMs, long inflightMaxBytes, long drainMaxBytes) {}
 
   /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
@@ -128,6 +129,7 @@ public final class ApiHandler extends Handler.Abstract {
     BodyBudget budget = new BodyBudget(bodyLimits.inflightMaxBytes());
     metrics.gauge("http.body.inflight.bytes", () -> budget::usedBytes);
     metrics.gauge("auth.replay.entries", () -> replayGuard::size);
+    this.drainMaxBytes = bodyLimits.drainMaxBytes();
     this.bodyLimits = new RequestBodyReader.Limits(maxRequestBytes, bodyLimits.minBytesPerSec(),
         bodyLimits.rateGraceMs(), budget, System::nanoTime);
   }
@@ -160,12 +162,14 @@ public final class ApiHandler extends Handler.Abstract {
     ThriftDispatcher dispatcher = dispatchers.get(path.substring(API_PREFIX.length()));
     String typeParam = queryParam(request.getHttpURI().getQuery(), "type");
     if (dispatcher == null) {
-      return error(response, callback, 404, typeParam, TApplicationException.UNKNOWN_METHOD, "no such API path " + path + "; the API paths are "
-          + API_PREFIX + "{" + String.join(",", new java.util.TreeSet<>(dispatchers.keySet())) + "}");
+      return early(request, () -> error(response, callback, 404, typeParam, TApplicationException.UNKNOWN_METHOD,
+          "no such API path " + path + "; the API paths are "
+          + API_PREFIX + "{" + String.join(",", new java.util.TreeSet<>(dispatchers.keySet())) + "}"));
     }
     if (!"POST".equals(request.getMethod())) {
       response.getHeaders().put(HttpHeader.ALLOW, "POST");
-      return error(response, callback, 405, typeParam, TApplicationException.UNKNOWN_METHOD, "method " + request.getMethod() + " not allowed on " + path + "; use POST");
+      return early(request, () -> error(response, callback, 405, typeParam, TApplicationException.UNKNOWN_METHOD,
+          "method " + request.getMethod() + " not allowed on " + path + "; use POST"));
     }
     Map<String, List<String>> headers = new LinkedHashMap<>();
     for (HttpField field : request.getHeaders()) {
@@ -181,23 +185,25 @@ public final class ApiHandler extends Handler.Abstract {
       claim = authenticator.checkHeaders(headers);
       credential = authenticator.verifySignature(claim, "POST", path, query, headers);
     } catch (AuthenticationException e) {
-      return authenticationError(response, callback, e);
+      return early(request, () -> authenticationError(response, callback, e));
     } catch (MetadataException e) {
       LOG.warn("cannot look up a credential", e);
-      return textError(response, callback, 503, "the metadata store is unavailable, retry later: " + e.getMessage());
+      return early(request, () -> textError(response, callback, 503,
+          "the metadata store is unavailable, retry later: " + e.getMessage()));
     }
     // The query is not signed; the type parameter must name the method of the (signed) body,
     // checked once the body is decoded, so it is required and safe to trust from here on.
     String method = queryParam(query, "type");
     if (method == null || method.isEmpty()) {
-      return error(response, callback, 400, null, TApplicationException.UNKNOWN_METHOD, "missing query parameter type=<Thrift method name>; the SDK sends ?id=<request id>&type=<method>");
+      return early(request, () -> error(response, callback, 400, null, TApplicationException.UNKNOWN_METHOD,
+          "missing query parameter type=<Thrift method name>; the SDK sends ?id=<request id>&type=<method>"));
     }
     boolean guarded = !REPLAYABLE_READS.contains(method);
     if (guarded) {
       try {
         replayGuard.checkAndRemember(credential.secretKeyId(), claim.signature(), claim.clientTimestampSecs());
       } catch (AuthenticationException e) {
-        return authenticationError(response, callback, e);
+        return early(request, () -> authenticationError(response, callback, e));
       }
     }
     Runnable forgetReplay = guarded
@@ -310,6 +316,17 @@ public final class ApiHandler extends Handler.Abstract {
       timer.stop();
     }
     reply(response, callback, reply);
+  }
+
+  /**
+   * Answers a request refused before its body is needed, after dropping a small body (at most
+   * {@code server.request.early.answer.drain.max.bytes}, under the body rate limits, without
+   * holding a thread): a client still writing its body would otherwise see a broken pipe instead
+   * of the answer (a 412 the SDK must read to adjust its clock, say).
+   */
+  private boolean early(Request request, Runnable answer) {
+    RequestBodyReader.drainThen(request, bodyLimits, drainMaxBytes, answer);
+    return true;
   }
 
   private static boolean reply(Response response, Callback callback, byte[] reply) {

@@ -83,6 +83,8 @@ final class RequestBodyReader implements Runnable {
   /** Set when the body is too large: the rest is read and dropped, then 413 is answered. */
   private long discarded = -1;
   private boolean finished;
+  /** Most bytes a {@link #drainThen} reader drops; -1 for a reader that keeps the body. */
+  private long drainLimit = -1;
 
   private RequestBodyReader(Request request, Limits limits, Outcome outcome) {
     this.request = request;
@@ -96,6 +98,35 @@ final class RequestBodyReader implements Runnable {
   static void read(Request request, Limits limits, Outcome outcome) {
     RequestBodyReader reader = new RequestBodyReader(request, limits, outcome);
     if (reader.declared > limits.maxBytes()) reader.discarded = 0;
+    reader.run();
+  }
+
+  /**
+   * Reads and drops a body of at most {@code maxBytes} under the same rate limits, then runs
+   * {@code answer}; runs it at once when the declared body is larger (or empty). For answers given
+   * before the body is needed (401, 404, 409, ...): a client still writing its body when the
+   * server answered and closed the connection would see a broken pipe instead of the answer. A
+   * larger, slower or failing body gets the answer too, and the connection is closed after it.
+   */
+  static void drainThen(Request request, Limits limits, long maxBytes, Runnable answer) {
+    long declared = request.getLength();
+    if (declared == 0 || declared > maxBytes) {
+      answer.run();
+      return;
+    }
+    RequestBodyReader reader = new RequestBodyReader(request, limits, new Outcome() {
+      @Override
+      public void complete(Body body) {
+        answer.run();
+      }
+
+      @Override
+      public void refused(int status, String message) {
+        answer.run();
+      }
+    });
+    reader.drainLimit = maxBytes;
+    reader.discarded = 0;
     reader.run();
   }
 
@@ -136,7 +167,7 @@ final class RequestBodyReader implements Runnable {
     if (n == 0) return true;
     if (discarded >= 0) {
       discarded += n;
-      if (discarded > 4L * limits.maxBytes()) {
+      if (discarded > (drainLimit >= 0 ? drainLimit : 4L * limits.maxBytes())) {
         refuseTooLarge();
         return false;
       }
@@ -182,6 +213,11 @@ final class RequestBodyReader implements Runnable {
   }
 
   private void finish() {
+    if (drainLimit >= 0) {
+      finished = true;
+      outcome.complete(null);
+      return;
+    }
     if (discarded >= 0) {
       refuseTooLarge();
       return;
