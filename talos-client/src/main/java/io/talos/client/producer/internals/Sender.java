@@ -174,7 +174,9 @@ public final class Sender implements Runnable {
 
   // Records are told their outcome before the batch leaves the accumulator: the partition's next
   // batch cannot be sent before, so callbacks of one partition run in send order.
+  // The memory is released first, so that a thread woken by a future can send again at once.
   private void succeed(ProducerBatch batch, long firstOffset) {
+    memory.release(batch.serializedBytes);
     metrics.recordsSent.mark(batch.recordCount());
     metrics.bytesSent.mark(batch.serializedBytes);
     int i = 0;
@@ -187,7 +189,6 @@ public final class Sender implements Runnable {
       i++;
     }
     accumulator.completed(batch);
-    memory.release(batch.serializedBytes);
     batch.markDone();
   }
 
@@ -198,6 +199,7 @@ public final class Sender implements Runnable {
    *     already removed, by expiry or abort)
    */
   public void fail(ProducerBatch batch, Exception error, boolean inFlight) {
+    memory.release(batch.serializedBytes);
     metrics.recordsFailed.mark(batch.recordCount());
     LOG.debug("{} records for partition {} of '{}' failed: {}", batch.recordCount(),
         batch.partition, topic.topicName(), error.toString());
@@ -206,7 +208,6 @@ public final class Sender implements Runnable {
       e.future().completeExceptionally(error);
     }
     if (inFlight) accumulator.completed(batch);
-    memory.release(batch.serializedBytes);
     batch.markDone();
   }
 
