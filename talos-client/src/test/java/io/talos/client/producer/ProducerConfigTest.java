@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.client.codec.CompressionType;
 import io.talos.common.config.ConfigException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
@@ -65,6 +68,28 @@ class ProducerConfigTest {
         .newPartitioner() instanceof FirstPartition);
     Partitioner mine = (r, n) -> n - 1;
     assertSame(mine, ProducerConfig.builder().partitioner(mine).build().newPartitioner());
+  }
+
+  /**
+   * docs/clients.md lists every key as {@link ProducerConfig#DEFINITION} declares it; with
+   * {@code -Dtalos.writeConf=true} the table is rewritten instead.
+   */
+  @Test
+  void docsListEveryKey() throws Exception {
+    Path docs = Path.of("..", "docs", "clients.md");
+    String text = Files.readString(docs, StandardCharsets.UTF_8);
+    String begin = "<!-- producer-config:begin -->\n";
+    String end = "<!-- producer-config:end -->";
+    int from = text.indexOf(begin);
+    int to = text.indexOf(end);
+    assertTrue(from >= 0 && to > from, "markers missing in " + docs);
+    String table = ProducerConfig.DEFINITION.toMarkdown().strip() + "\n";
+    String updated = text.substring(0, from + begin.length()) + table + text.substring(to);
+    if (Boolean.getBoolean("talos.writeConf")) {
+      Files.writeString(docs, updated, StandardCharsets.UTF_8);
+    } else {
+      assertEquals(updated, text, docs + " is out of date: regenerate it (see its Configuration section)");
+    }
   }
 
   /** A user partitioner named by class. */
