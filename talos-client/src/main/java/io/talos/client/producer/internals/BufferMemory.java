@@ -38,7 +38,7 @@ public final class BufferMemory {
       throw new IllegalArgumentException("a record of " + bytes + " bytes (serialized) can never fit"
           + " in " + ProducerConfig.BUFFER_MEMORY_BYTES + "=" + totalBytes);
     }
-    lock.lockInterruptibly();
+    lock.lock(); // not interruptibly: only the wait below should react to interrupts
     try {
       long remainingNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMs);
       waiters++;

@@ -13,6 +13,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The per-partition queues of batches between {@code send} and the {@link Sender}.
@@ -36,6 +38,8 @@ import java.util.function.IntSupplier;
  * append, a completion, a flush or a close.
  */
 public final class RecordAccumulator {
+  private static final Logger LOG = LoggerFactory.getLogger(RecordAccumulator.class);
+
   private final int batchMaxRecords;
   private final int batchMaxBytes;
   private final long lingerMs;
@@ -329,7 +333,12 @@ public final class RecordAccumulator {
   private void close(ProducerBatch batch) {
     if (batch.closed) return;
     batch.closed = true;
-    partitioner.onBatchClosed(batch.partition, partitionCount.getAsInt());
+    try {
+      partitioner.onBatchClosed(batch.partition, partitionCount.getAsInt());
+    } catch (RuntimeException e) {
+      // a faulty partitioner must not stop the sender; it only loses its notification
+      LOG.warn("partitioner {} threw in onBatchClosed; ignored", partitioner.getClass().getName(), e);
+    }
   }
 
   private void signal() {
