@@ -86,17 +86,21 @@ public final class RecordAccumulator {
           && batch.serializedBytes + (long) entry.serializedBytes() > batchMaxBytes) {
         close(batch);
       }
+      boolean wake = false;
       if (batch == null || batch.closed) {
         batch = new ProducerBatch(partition, nowMs);
         queue.addLast(batch);
         incomplete.add(batch);
+        wake = true; // the sender must learn when this batch's linger ends
       }
       batch.entries.add(entry);
       batch.serializedBytes += entry.serializedBytes();
       if (batch.entries.size() >= batchMaxRecords || batch.serializedBytes >= batchMaxBytes) {
         close(batch);
+        wake = true; // ready now
       }
-      signal();
+      // a record added to an open batch changes no deadline: no need to wake the sender
+      if (wake) signal();
       return batch;
     } finally {
       lock.unlock();
