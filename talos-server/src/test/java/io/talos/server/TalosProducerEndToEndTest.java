@@ -158,7 +158,7 @@ class TalosProducerEndToEndTest {
       assertEquals(3, proxy.putsReceived() - before);
       assertEquals(3, producer.metrics().histogram(ProducerMetrics.BATCH_RECORDS).getSnapshot().getMax());
     }
-    ProducerConfig byTime = ProducerConfig.builder().lingerMs(100).build();
+    ProducerConfig byTime = ProducerConfig.builder().lingerMs(1500).build();
     try (TalosProducer producer = viaProxy.producer("prod-bytes", byTime)) {
       int before = proxy.putsReceived();
       List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
