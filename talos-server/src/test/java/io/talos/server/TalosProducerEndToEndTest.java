@@ -135,6 +135,13 @@ class TalosProducerEndToEndTest {
         assertTrue(metrics.meter(ProducerMetrics.BYTES_SENT).getCount() > 25 * 20);
         assertEquals(0L, metrics.getGauges().get(ProducerMetrics.BUFFER_USED_BYTES).getValue());
         assertEquals(0, metrics.meter(ProducerMetrics.RETRIES).getCount());
+        long raw = metrics.histogram(ProducerMetrics.BATCH_BYTES).getSnapshot().getMax();
+        long wire = metrics.histogram(ProducerMetrics.BATCH_COMPRESSED_BYTES).getSnapshot().getMax();
+        if (compression == CompressionType.NONE) {
+          assertEquals(raw, wire);
+        } else {
+          assertTrue(wire < raw, compression + " shrinks the repetitive batch: " + wire + " < " + raw);
+        }
         expectedOffset += 25;
       }
     }
