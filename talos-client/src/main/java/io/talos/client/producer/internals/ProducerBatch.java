@@ -2,6 +2,7 @@ package io.talos.client.producer.internals;
 
 import io.talos.client.producer.Callback;
 import io.talos.client.producer.RecordMetadata;
+import io.talos.thrift.MessageBlock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -29,6 +30,8 @@ public final class ProducerBatch {
   volatile int attempts;
   /** Set when first sent, by the sending thread; kept for retries. */
   volatile String sequenceId;
+  /** The encoded block, made when first sent; retries send it again. */
+  volatile MessageBlock block;
   volatile Exception lastError;
   private final CompletableFuture<Void> done = new CompletableFuture<>();
 

@@ -122,10 +122,9 @@ public final class Sender implements Runnable {
 
   /** Sends one batch (on an I/O thread) and settles its outcome. */
   void send(ProducerBatch batch) {
-    long now = clockMs.getAsLong();
     batch.attempts++;
-    PutMessageRequest request = request(batch);
     try {
+      PutMessageRequest request = request(batch);
       PutMessageResponse response;
       try (Timer.Context ignored = metrics.requestLatency.time()) {
         response = rpc.message(c -> c.putMessage(request));
@@ -134,7 +133,7 @@ public final class Sender implements Runnable {
           ? response.getStartMessageOffset() : RecordMetadata.UNKNOWN_OFFSET);
     } catch (TalosException e) {
       batch.lastError = e;
-      now = clockMs.getAsLong();
+      long now = clockMs.getAsLong();
       long backoff = backoffMs(batch.attempts);
       boolean inTime = now + backoff < batch.createdMs + config.deliveryTimeoutMs();
       if (e.isRetriable() && batch.attempts <= config.retries() && inTime) {
@@ -155,13 +154,16 @@ public final class Sender implements Runnable {
 
   private PutMessageRequest request(ProducerBatch batch) {
     // One block per batch; the sequence id names the batch and stays the same on retries.
-    if (batch.sequenceId == null) batch.sequenceId = clientId + "#" + nextRequest.getAndIncrement();
-    MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType());
-    for (ProducerBatch.Entry e : batch.entries) {
-      encoder.add(e.payload(), e.createTimestampMs(), e.sequenceNumber());
-    }
-    MessageBlock block = encoder.finish();
-    if (batch.attempts == 1) {
+    // The block is encoded (and compressed) once; retries send the same bytes.
+    MessageBlock block = batch.block;
+    if (block == null) {
+      batch.sequenceId = clientId + "#" + nextRequest.getAndIncrement();
+      MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType());
+      for (ProducerBatch.Entry e : batch.entries) {
+        encoder.add(e.payload(), e.createTimestampMs(), e.sequenceNumber());
+      }
+      block = encoder.finish();
+      batch.block = block;
       metrics.batchRecords.update(batch.recordCount());
       metrics.batchBytes.update(batch.serializedBytes);
       metrics.batchCompressedBytes.update(block.getMessageBlockSize());

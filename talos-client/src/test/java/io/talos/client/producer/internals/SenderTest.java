@@ -14,7 +14,13 @@ import io.talos.client.producer.DeliveryTimeoutException;
 import io.talos.client.producer.KeyHashPartitioner;
 import io.talos.client.producer.ProducerConfig;
 import io.talos.client.producer.RecordMetadata;
+import io.talos.thrift.MessageService;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.thrift.protocol.TCompactProtocol;
+import org.apache.thrift.transport.TMemoryInputTransport;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -94,6 +100,20 @@ class SenderTest {
     }
     assertEquals(0, f.get().offset());
     assertEquals(3, metrics.retries.getCount());
+    List<String> sequenceIds = new ArrayList<>();
+    List<ByteBuffer> blocks = new ArrayList<>();
+    for (FakeTalosServer.Received r : server.requests()) {
+      if (!r.query().endsWith("type=putMessage")) continue;
+      TCompactProtocol p = new TCompactProtocol(new TMemoryInputTransport(r.body()));
+      p.readMessageBegin();
+      MessageService.putMessage_args args = new MessageService.putMessage_args();
+      args.read(p);
+      sequenceIds.add(args.getRequest().getSequenceId());
+      blocks.add(args.getRequest().getMessageBlocks().get(0).bufferForMessageBlock());
+    }
+    assertEquals(List.of("test-client#1", "test-client#1", "test-client#1", "test-client#1"), sequenceIds,
+        "a retry is the same request");
+    assertEquals(1, new java.util.HashSet<>(blocks).size(), "with the same block");
     assertEquals(0, memory.usedBytes());
     assertTrue(accumulator.isEmpty());
   }
