@@ -4,7 +4,9 @@ import io.talos.client.admin.TalosAdmin;
 import io.talos.client.admin.TopicDescription;
 import io.talos.client.consumer.SimpleConsumer;
 import io.talos.client.internals.TalosRpc;
+import io.talos.client.producer.ProducerConfig;
 import io.talos.client.producer.SimpleProducer;
+import io.talos.client.producer.TalosProducer;
 import io.talos.thrift.ErrorCode;
 import java.util.Objects;
 
@@ -61,6 +63,20 @@ public final class TalosClient implements AutoCloseable {
   public SimpleProducer producer(String topicName, int partitionId) {
     TopicDescription topic = describePartition(topicName, partitionId);
     return new SimpleProducer(rpc, topic.name(), topic.resourceName(), partitionId);
+  }
+
+  /**
+   * An asynchronous, batching producer for a whole topic (see {@link TalosProducer}). Looks the
+   * topic up once ({@code describeTopic}) for its resource name and partition count; the count
+   * is refreshed every {@code metadata.refresh.interval.ms}. Close the producer before the
+   * client.
+   *
+   * @throws TalosException {@code TOPIC_NOT_EXIST} if there is no such topic
+   * @throws io.talos.common.config.ConfigException if {@code delivery.timeout.ms} is shorter than
+   *     {@code linger.ms} + {@code requestTimeoutMs}
+   */
+  public TalosProducer producer(String topicName, ProducerConfig config) {
+    return new TalosProducer(rpc, admin.describeTopic(topicName), config);
   }
 
   /**

@@ -1,0 +1,252 @@
+package io.talos.client.producer.internals;
+
+import com.codahale.metrics.Timer;
+import io.talos.client.TalosException;
+import io.talos.client.admin.TalosAdmin;
+import io.talos.client.codec.MessageBlockEncoder;
+import io.talos.client.internals.TalosRpc;
+import io.talos.client.producer.DeliveryTimeoutException;
+import io.talos.client.producer.ProducerClosedException;
+import io.talos.client.producer.ProducerConfig;
+import io.talos.client.producer.RecordMetadata;
+import io.talos.thrift.MessageBlock;
+import io.talos.thrift.PutMessageRequest;
+import io.talos.thrift.PutMessageResponse;
+import io.talos.thrift.TopicAndPartition;
+import io.talos.thrift.TopicTalosResourceName;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves batches from the {@link RecordAccumulator} to the server. {@link #runOnce} is one turn of
+ * the sender thread's loop: refresh the partition count when due, fail batches past
+ * {@code delivery.timeout.ms}, and hand ready batches (one per partition at most, up to
+ * {@code max.in.flight.requests} at once) to the I/O executor, where {@link #send} makes one
+ * put request of each.
+ *
+ * <p>After a put: success completes every record of the batch with its offset; a retriable
+ * failure ({@link TalosException#isRetriable()}: PARTITION_NOT_SERVING and the other retriable
+ * codes, timeouts, lost connections, HTTP 408/429/5xx) puts the batch back at the head of its
+ * partition's queue to be sent again after a backoff of {@code retry.backoff.ms * 2^(n-1)}
+ * (at most {@code retry.backoff.max.ms}), unless {@code retries} are used up or the next try
+ * would start after the batch's delivery deadline; any other failure fails every record of the
+ * batch with that exception.
+ *
+ * <p>Thread-safe: {@link #runOnce} runs on one thread at a time; {@link #send} on the I/O
+ * threads, one per batch.
+ */
+public final class Sender implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
+
+  private final TalosRpc rpc;
+  private final TalosAdmin admin;
+  private final TopicMetadata topic;
+  private final RecordAccumulator accumulator;
+  private final BufferMemory memory;
+  private final ProducerMetrics metrics;
+  private final ProducerConfig config;
+  private final LongSupplier clockMs;
+  private final Executor io;
+  private final String clientId;
+  private final AtomicLong nextRequest = new AtomicLong(1);
+  private long nextRefreshMs;
+
+  public Sender(TalosRpc rpc, TopicMetadata topic, RecordAccumulator accumulator,
+      BufferMemory memory, ProducerMetrics metrics, ProducerConfig config, LongSupplier clockMs,
+      Executor io, String clientId) {
+    this.rpc = rpc;
+    this.admin = new TalosAdmin(rpc);
+    this.topic = topic;
+    this.accumulator = accumulator;
+    this.memory = memory;
+    this.metrics = metrics;
+    this.config = config;
+    this.clockMs = clockMs;
+    this.io = io;
+    this.clientId = clientId;
+    this.nextRefreshMs = clockMs.getAsLong() + config.metadataRefreshIntervalMs();
+  }
+
+  /** Loops {@link #runOnce} until the accumulator is closed and empty. */
+  @Override
+  public void run() {
+    try {
+      while (true) {
+        long waitMs = runOnce();
+        if (accumulator.isClosed() && accumulator.isEmpty()) return;
+        accumulator.awaitWork(waitMs);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException | Error e) {
+      LOG.error("producer sender of topic '{}' stopped by an unexpected error", topic.topicName(), e);
+      throw e;
+    }
+  }
+
+  /**
+   * One turn: refresh metadata when due, expire, dispatch ready batches.
+   *
+   * @return ms until the next turn is due if nothing wakes the sender earlier
+   */
+  public long runOnce() {
+    long now = clockMs.getAsLong();
+    if (now >= nextRefreshMs) {
+      refreshMetadata();
+      now = clockMs.getAsLong();
+      nextRefreshMs = now + config.metadataRefreshIntervalMs();
+    }
+    for (ProducerBatch expired : accumulator.expire(now, config.deliveryTimeoutMs())) {
+      fail(expired, deliveryTimeout(expired, now), false);
+    }
+    int free = config.maxInFlightRequests() - accumulator.inFlightCount();
+    if (free > 0) {
+      for (ProducerBatch batch : accumulator.drain(now, free)) {
+        try {
+          io.execute(() -> send(batch));
+        } catch (RejectedExecutionException e) {
+          fail(batch, new ProducerClosedException(
+              "the producer was closed before the batch could be sent"), true);
+        }
+      }
+    }
+    long next = Math.min(accumulator.nextReadyMs(now), nextRefreshMs);
+    // Wake up at the latest when a waiting batch reaches its delivery deadline.
+    return Math.max(1, Math.min(next - now, config.deliveryTimeoutMs()));
+  }
+
+  /** Sends one batch (on an I/O thread) and settles its outcome. */
+  void send(ProducerBatch batch) {
+    batch.attempts++;
+    try {
+      PutMessageRequest request = request(batch);
+      PutMessageResponse response;
+      try (Timer.Context ignored = metrics.requestLatency.time()) {
+        response = rpc.message(c -> c.putMessage(request));
+      }
+      succeed(batch, response.isSetStartMessageOffset()
+          ? response.getStartMessageOffset() : RecordMetadata.UNKNOWN_OFFSET);
+    } catch (TalosException e) {
+      batch.lastError = e;
+      long now = clockMs.getAsLong();
+      long backoff = backoffMs(batch.attempts);
+      boolean inTime = now + backoff < batch.createdMs + config.deliveryTimeoutMs();
+      if (e.isRetriable() && batch.attempts <= config.retries() && inTime) {
+        LOG.debug("put of {} records to partition {} of '{}' failed (attempt {}), retrying in {} ms: {}",
+            batch.recordCount(), batch.partition, topic.topicName(), batch.attempts, backoff,
+            e.getMessage());
+        metrics.retries.mark();
+        accumulator.retryLater(batch, now + backoff);
+      } else {
+        fail(batch, e.isRetriable() && !inTime ? deliveryTimeout(batch, now) : e, true);
+      }
+    } catch (RuntimeException e) {
+      batch.lastError = e;
+      LOG.error("put to partition {} of '{}' failed unexpectedly", batch.partition, topic.topicName(), e);
+      fail(batch, e, true);
+    }
+  }
+
+  private PutMessageRequest request(ProducerBatch batch) {
+    // One block per batch; the sequence id names the batch and stays the same on retries.
+    // The block is encoded (and compressed) once; retries send the same bytes.
+    MessageBlock block = batch.block;
+    if (block == null) {
+      batch.sequenceId = clientId + "#" + nextRequest.getAndIncrement();
+      MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType());
+      for (ProducerBatch.Entry e : batch.entries) {
+        encoder.add(e.payload(), e.createTimestampMs(), e.sequenceNumber());
+      }
+      block = encoder.finish();
+      batch.block = block;
+      metrics.batchRecords.update(batch.recordCount());
+      metrics.batchBytes.update(batch.serializedBytes);
+      metrics.batchCompressedBytes.update(block.getMessageBlockSize());
+    }
+    TopicAndPartition target = new TopicAndPartition(topic.topicName(),
+        new TopicTalosResourceName(topic.resourceName()), batch.partition);
+    return new PutMessageRequest(target, List.of(block), batch.recordCount(), batch.sequenceId)
+        .setTimeoutTimestamp(rpc.nowMs() + rpc.config().requestTimeoutMs());
+  }
+
+  // Records are told their outcome before the batch leaves the accumulator: the partition's next
+  // batch cannot be sent before, so callbacks of one partition run in send order.
+  // The memory is released first, so that a thread woken by a future can send again at once.
+  private void succeed(ProducerBatch batch, long firstOffset) {
+    memory.release(batch.serializedBytes);
+    metrics.recordsSent.mark(batch.recordCount());
+    metrics.bytesSent.mark(batch.serializedBytes);
+    int i = 0;
+    for (ProducerBatch.Entry e : batch.entries) {
+      long offset = firstOffset == RecordMetadata.UNKNOWN_OFFSET ? firstOffset : firstOffset + i;
+      RecordMetadata m = new RecordMetadata(topic.topicName(), batch.partition, offset,
+          e.createTimestampMs());
+      callback(e, m, null);
+      e.future().complete(m);
+      i++;
+    }
+    accumulator.completed(batch);
+    batch.markDone();
+  }
+
+  /**
+   * Fails every record of a batch.
+   *
+   * @param inFlight whether the batch is still the in-flight head of its queue (else it was
+   *     already removed, by expiry or abort)
+   */
+  public void fail(ProducerBatch batch, Exception error, boolean inFlight) {
+    memory.release(batch.serializedBytes);
+    metrics.recordsFailed.mark(batch.recordCount());
+    LOG.debug("{} records for partition {} of '{}' failed: {}", batch.recordCount(),
+        batch.partition, topic.topicName(), error.toString());
+    for (ProducerBatch.Entry e : batch.entries) {
+      callback(e, null, error);
+      e.future().completeExceptionally(error);
+    }
+    if (inFlight) accumulator.completed(batch);
+    batch.markDone();
+  }
+
+  private void callback(ProducerBatch.Entry e, RecordMetadata m, Exception error) {
+    if (e.callback() == null) return;
+    try {
+      e.callback().onCompletion(m, error);
+    } catch (RuntimeException ex) {
+      LOG.warn("a producer callback for topic '{}' threw; ignored", topic.topicName(), ex);
+    }
+  }
+
+  private DeliveryTimeoutException deliveryTimeout(ProducerBatch batch, long now) {
+    Exception last = batch.lastError;
+    return new DeliveryTimeoutException(batch.recordCount() + " records for partition "
+        + batch.partition + " of topic '" + topic.topicName() + "' were not stored within "
+        + ProducerConfig.DELIVERY_TIMEOUT_MS + "=" + config.deliveryTimeoutMs() + " ("
+        + (now - batch.createdMs) + " ms since the batch was opened, " + batch.attempts
+        + " attempts" + (last == null ? "" : "; last error: " + last.getMessage()) + ")", last);
+  }
+
+  private long backoffMs(int attempts) {
+    int shift = Math.min(30, Math.max(0, attempts - 1));
+    long b = config.retryBackoffMs() << shift;
+    return b <= 0 ? config.retryBackoffMaxMs() : Math.min(b, config.retryBackoffMaxMs());
+  }
+
+  private void refreshMetadata() {
+    try {
+      int before = topic.partitionCount();
+      if (topic.refresh(admin)) {
+        LOG.info("topic '{}' grew from {} to {} partitions", topic.topicName(), before,
+            topic.partitionCount());
+      }
+    } catch (TalosException e) {
+      LOG.warn("could not refresh the partition count of topic '{}' (trying again in {} ms): {}",
+          topic.topicName(), config.metadataRefreshIntervalMs(), e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,178 @@
+package io.talos.client.producer.internals;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.talos.client.FakeTalosServer;
+import io.talos.client.TalosException;
+import io.talos.client.admin.TalosAdmin;
+import io.talos.client.admin.TopicAttributeChange;
+import io.talos.client.internals.TalosRpc;
+import io.talos.client.producer.DeliveryTimeoutException;
+import io.talos.client.producer.KeyHashPartitioner;
+import io.talos.client.producer.ProducerConfig;
+import io.talos.client.producer.RecordMetadata;
+import io.talos.thrift.MessageService;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.thrift.protocol.TCompactProtocol;
+import org.apache.thrift.transport.TMemoryInputTransport;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Steps the sender by hand: a clock that moves only when told, requests sent synchronously on
+ * the test thread. The retry schedule and the delivery deadline are checked to the millisecond,
+ * without sleeping. (Real-server behaviour is covered in talos-server's
+ * TalosProducerEndToEndTest.)
+ */
+class SenderTest {
+  private final AtomicLong clock = new AtomicLong(1_000_000);
+  private FakeTalosServer server;
+  private TalosRpc rpc;
+  private TopicMetadata topic;
+  private BufferMemory memory;
+  private RecordAccumulator accumulator;
+  private ProducerMetrics metrics;
+  private Sender sender;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = new FakeTalosServer();
+    rpc = new TalosRpc(server.config().build());
+    new TalosAdmin(rpc).createTopic("t", 1);
+  }
+
+  @AfterEach
+  void stop() {
+    rpc.close();
+    server.close();
+  }
+
+  private void sender(ProducerConfig config) {
+    topic = new TopicMetadata(new TalosAdmin(rpc).describeTopic("t"));
+    memory = new BufferMemory(config.bufferMemoryBytes());
+    accumulator = new RecordAccumulator(config.batchMaxRecords(), config.batchMaxBytes(),
+        config.lingerMs(), new KeyHashPartitioner(), topic::partitionCount);
+    metrics = new ProducerMetrics(memory, accumulator, topic::partitionCount);
+    sender = new Sender(rpc, topic, accumulator, memory, metrics, config, clock::get, Runnable::run,
+        "test-client");
+  }
+
+  private CompletableFuture<RecordMetadata> append() throws Exception {
+    memory.reserve(21, 0);
+    CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
+    accumulator.append(0, new ProducerBatch.Entry(new byte[] {7}, null, clock.get(), 21, f, null),
+        clock.get());
+    return f;
+  }
+
+  private long puts() {
+    return server.requests().stream().filter(r -> r.query().endsWith("type=putMessage")).count();
+  }
+
+  private void advanceTo(long offsetMs) {
+    clock.set(1_000_000 + offsetMs);
+  }
+
+  @Test
+  void retriesWithExponentialBackoffThenSucceeds() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(0).retryBackoffMs(100).retryBackoffMaxMs(300)
+        .metadataRefreshIntervalMs(86_400_000).build());
+    CompletableFuture<RecordMetadata> f = append();
+    for (int i = 0; i < 3; i++) server.enqueue(FakeTalosServer.Canned.text(503, "busy"));
+
+    advanceTo(0);
+    assertEquals(100, sender.runOnce(), "next turn when the backoff ends");
+    assertEquals(1, puts());
+    long[][] schedule = {{99, 1}, {100, 2}, {299, 2}, {300, 3}, {599, 3}, {600, 4}};
+    for (long[] step : schedule) { // backoffs 100, 200, then 300 (the cap) instead of 400
+      advanceTo(step[0]);
+      sender.runOnce();
+      assertEquals(step[1], puts(), "puts sent by t=" + step[0]);
+    }
+    assertEquals(0, f.get().offset());
+    assertEquals(3, metrics.retries.getCount());
+    List<String> sequenceIds = new ArrayList<>();
+    List<ByteBuffer> blocks = new ArrayList<>();
+    for (FakeTalosServer.Received r : server.requests()) {
+      if (!r.query().endsWith("type=putMessage")) continue;
+      TCompactProtocol p = new TCompactProtocol(new TMemoryInputTransport(r.body()));
+      p.readMessageBegin();
+      MessageService.putMessage_args args = new MessageService.putMessage_args();
+      args.read(p);
+      sequenceIds.add(args.getRequest().getSequenceId());
+      blocks.add(args.getRequest().getMessageBlocks().get(0).bufferForMessageBlock());
+    }
+    assertEquals(List.of("test-client#1", "test-client#1", "test-client#1", "test-client#1"), sequenceIds,
+        "a retry is the same request");
+    assertEquals(1, new java.util.HashSet<>(blocks).size(), "with the same block");
+    assertEquals(0, memory.usedBytes());
+    assertTrue(accumulator.isEmpty());
+  }
+
+  @Test
+  void stopsRetryingAtTheDeliveryDeadline() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(0).retryBackoffMs(100).retryBackoffMaxMs(1000)
+        .deliveryTimeoutMs(1000).metadataRefreshIntervalMs(86_400_000).build());
+    CompletableFuture<RecordMetadata> f = append();
+    for (int i = 0; i < 10; i++) server.enqueue(FakeTalosServer.Canned.text(503, "busy"));
+    for (long t : new long[] {0, 100, 300, 700}) { // the retry after 700 would start at 1500
+      advanceTo(t);
+      sender.runOnce();
+    }
+    assertEquals(4, puts());
+    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, f::get);
+    DeliveryTimeoutException timeout = assertInstanceOf(DeliveryTimeoutException.class, e.getCause());
+    assertTrue(timeout.getMessage().contains("4 attempts"), timeout.getMessage());
+    assertEquals(503, ((TalosException) timeout.getCause()).httpStatus());
+    assertEquals(0, memory.usedBytes());
+  }
+
+  @Test
+  void expiresABatchThatWaitedTooLong() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(5000).deliveryTimeoutMs(2000)
+        .metadataRefreshIntervalMs(86_400_000).build());
+    CompletableFuture<RecordMetadata> f = append();
+    advanceTo(1999);
+    sender.runOnce();
+    assertFalse(f.isDone());
+    advanceTo(2000);
+    sender.runOnce();
+    assertInstanceOf(DeliveryTimeoutException.class,
+        org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, f::get).getCause());
+    assertEquals(0, puts(), "never sent");
+  }
+
+  @Test
+  void aNonRetriableErrorFailsAtOnceWithItsCode() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(0).metadataRefreshIntervalMs(86_400_000).build());
+    CompletableFuture<RecordMetadata> f = append();
+    new TalosAdmin(rpc).deleteTopic("t");
+    advanceTo(0);
+    sender.runOnce();
+    TalosException e = assertInstanceOf(TalosException.class,
+        org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, f::get).getCause());
+    assertEquals(io.talos.thrift.ErrorCode.TOPIC_NOT_EXIST, e.errorCode());
+    assertEquals(0, metrics.retries.getCount());
+  }
+
+  @Test
+  void refreshesThePartitionCountOnSchedule() throws Exception {
+    sender(ProducerConfig.builder().metadataRefreshIntervalMs(1000).build());
+    new TalosAdmin(rpc).changeTopicAttribute("t", TopicAttributeChange.ofPartitionCount(3));
+    advanceTo(999);
+    sender.runOnce();
+    assertEquals(1, topic.partitionCount(), "not yet due");
+    advanceTo(1000);
+    sender.runOnce();
+    assertEquals(3, topic.partitionCount());
+  }
+}
