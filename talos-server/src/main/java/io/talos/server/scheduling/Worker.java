@@ -100,6 +100,10 @@ public final class Worker {
         Work work = poll(true);
         if (work == null) return;
         serve(work);
+      } catch (OutOfMemoryError e) {
+        // Not swallowed silently: bin/talos runs the JVM with -XX:+ExitOnOutOfMemoryError, so the
+        // process ends here; embedded, the loop goes on (a dead worker would strand its partitions).
+        LOG.error("worker {} ran out of memory", id);
       } catch (Throwable t) {
         LOG.error("worker {} hit an unexpected error and goes on serving", id, t);
       }
