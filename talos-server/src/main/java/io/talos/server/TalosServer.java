@@ -12,6 +12,7 @@ import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
+import io.talos.server.ops.HealthChecks;
 import io.talos.server.ops.OpsHandler;
 import io.talos.server.scheduling.PoolConfig;
 import io.talos.server.scheduling.TaskPool;
@@ -87,6 +88,11 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
       metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
       metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
+      final PartitionLogs gauged = partitionLogs;
+      metrics.register("storage.open.logs", (Gauge<Integer>) gauged::openLogCount);
+      metrics.register("storage.open.files", (Gauge<Integer>) gauged::openFileCount);
+      metrics.register("storage.opened.logs", (Gauge<Integer>) gauged::openedLogs);
+      metrics.register("storage.evicted.logs", (Gauge<Integer>) gauged::evictedLogs);
       deleteOrphanLogs(store, partitionLogs);
 
       Topics topics = new Topics(store);
@@ -125,8 +131,9 @@ public final class TalosServer implements AutoCloseable {
       server.addConnector(connector);
       server.setHandler(new Handler.Sequence(
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
-              config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler),
-          new OpsHandler(metrics),
+              config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler,
+              config.getInt(ServerConfig.STORAGE_IO_THREADS)),
+          new OpsHandler(metrics, healthChecks(config, store, partitionLogs)),
           new NotFoundHandler()));
       server.start();
 
@@ -138,6 +145,14 @@ public final class TalosServer implements AutoCloseable {
       });
       long interval = config.getLong(ServerConfig.STORAGE_RETENTION_CHECK_INTERVAL_MS);
       scheduler.scheduleWithFixedDelay(() -> runRetention(store, retained), interval, interval, TimeUnit.MILLISECONDS);
+      long sweep = config.getLong(ServerConfig.STORAGE_OPEN_SWEEP_INTERVAL_MS);
+      scheduler.scheduleWithFixedDelay(() -> {
+        try {
+          retained.runEvictionOnce();
+        } catch (RuntimeException e) {
+          LOG.warn("closing idle partition logs failed; will retry", e);
+        }
+      }, sweep, sweep, TimeUnit.MILLISECONDS);
     } catch (Exception | Error e) {
       if (scheduler != null) scheduler.shutdownNow();
       if (server != null) {
@@ -229,7 +244,13 @@ public final class TalosServer implements AutoCloseable {
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
         .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .build();
-    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES));
+    fs.mkdirs(new Path(root)); // exists from the start: /ops/health probes it
+    PartitionLogs.Limits limits = new PartitionLogs.Limits(config.getInt(ServerConfig.STORAGE_OPEN_LOGS_MAX),
+        config.getInt(ServerConfig.STORAGE_OPEN_FILES_MAX), config.getLong(ServerConfig.STORAGE_OPEN_IDLE_CLOSE_MS),
+        config.getInt(ServerConfig.STORAGE_OPEN_THREADS), config.getInt(ServerConfig.STORAGE_OPEN_PENDING_MAX),
+        config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS));
+    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES),
+        limits);
   }
 
   /**
@@ -256,6 +277,25 @@ public final class TalosServer implements AutoCloseable {
         .maxBatchBytes(config.getLong(ServerConfig.SCHEDULING_BATCH_MAX_BYTES))
         .defaultDeadlineMs(config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS))
         .build();
+  }
+
+  /**
+   * /ops/health: the metadata store answers a read, the storage root answers a status call, and
+   * open file descriptors are below {@code ops.health.fd.used.max.percent} of the limit.
+   */
+  static HealthChecks healthChecks(ServerConfig config, MetadataStore store, PartitionLogs logs) {
+    int fdPercent = config.getInt(ServerConfig.OPS_HEALTH_FD_USED_MAX_PERCENT);
+    Path root = new Path(URI.create(config.storageRootUri()));
+    return new HealthChecks(config.getLong(ServerConfig.OPS_HEALTH_PROBE_TIMEOUT_MS))
+        .add("metadata", () -> {
+          // A read of a key no topic uses: goes to the store (caches hold only what exists).
+          store.committedOffset("__talos_health", "__talos_health", 0);
+          return null;
+        })
+        .add("storage", () -> logs.fileSystem().getFileStatus(root).isDirectory() ? null
+            : "storage root " + root + " is not a directory")
+        .add("file-descriptors", HealthChecks.fileDescriptors(HealthChecks::openFileDescriptors,
+            HealthChecks::maxFileDescriptors, fdPercent));
   }
 
   private void runRetention(MetadataStore store, PartitionLogs partitionLogs) {

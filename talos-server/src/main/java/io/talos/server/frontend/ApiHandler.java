@@ -65,6 +65,7 @@ public final class ApiHandler extends Handler.Abstract {
   private final MessageServiceHandler messages;
   private final int putPriority;
   private final int getPriority;
+  private final StorageCalls storage;
 
   /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
@@ -78,6 +79,17 @@ public final class ApiHandler extends Handler.Abstract {
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages) {
+    this(services, authenticator, clock, maxRequestBytes, metrics, pool, maxWaitingBytes, messages, 0);
+  }
+
+  /**
+   * @param storageThreads threads running the storage part of puts and gets, each waited for at
+   *     most until its request's deadline (see {@link StorageCalls}); 0 runs it on the pool worker
+   */
+  public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
+      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
+      int storageThreads) {
+    this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads);
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes)));
     this.dispatchers = Map.copyOf(d);
@@ -170,8 +182,12 @@ public final class ApiHandler extends Handler.Abstract {
       // signed X-Xiaomi-Timestamp shows (to the second).
       long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
       MessageCallTask task = call.method().equals("putMessage")
-          ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs)
-          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs);
+          ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
+          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage);
+      if (task.expiredAt(clock.millis())) {
+        task.expire(); // already past its deadline: answered at once, never queued
+        return true;
+      }
       Admission admission = fits ? pool.submit(task) : Admission.REJECTED_FULL;
       if (!admission.accepted()) {
         // Refused fast, never queued: the client retries later (or elsewhere).
@@ -196,6 +212,12 @@ public final class ApiHandler extends Handler.Abstract {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(reply), callback);
     return true;
+  }
+
+  @Override
+  protected void doStop() throws Exception {
+    storage.close();
+    super.doStop();
   }
 
   private boolean authenticationError(Response response, Callback callback, AuthenticationException e) {
