@@ -9,6 +9,7 @@ import io.talos.common.errors.TalosErrors;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.MetadataException;
 import io.talos.server.scheduling.Admission;
+import io.talos.server.scheduling.PoolMetrics;
 import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.TaskPoolClosedException;
 import io.talos.server.service.MessageServiceHandler;
@@ -185,6 +186,7 @@ public final class ApiHandler extends Handler.Abstract {
           ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
           : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage);
       if (task.expiredAt(clock.millis())) {
+        metrics.meter(PoolMetrics.EXPIRED).mark();
         task.expire(); // already past its deadline: answered at once, never queued
         return true;
       }
