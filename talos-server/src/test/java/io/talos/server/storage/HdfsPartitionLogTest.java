@@ -244,6 +244,29 @@ class HdfsPartitionLogTest {
   }
 
   @Test
+  void shouldCloseAndEvictAFencedLogAndKeepRefusingThePartitionWithoutReopeningIt() throws Exception {
+    Path root = new Path("/talos/fenced-eviction");
+    try (PartitionLogs owner = new PartitionLogs(client(), root, small, clock);
+        PartitionLogs other = new PartitionLogs(client(), root, small, clock)) {
+      PartitionLog log = owner.log("CL1#t#0123", 0);
+      fx.append(log, clock.millis(), 1, 100);
+      other.log("CL1#t#0123", 0); // another server takes the partition over
+      assertThrows(PartitionFencedException.class, () -> fx.append(log, clock.millis(), 1, 100));
+      assertTrue(log.isFenced());
+
+      assertEquals(1, owner.runEvictionOnce());
+      assertTrue(log.isClosed(), "the fenced log's files are released");
+      assertEquals(0, owner.openLogCount());
+      int opened = owner.openedLogs();
+      // Refused as before (until restart), and never reopened: that would take it back over.
+      assertThrows(PartitionFencedException.class, () -> owner.log("CL1#t#0123", 0));
+      assertThrows(PartitionFencedException.class, () -> owner.offsets("CL1#t#0123", 0));
+      assertEquals(opened, owner.openedLogs());
+      assertFalse(other.log("CL1#t#0123", 0).isFenced());
+    }
+  }
+
+  @Test
   void shouldServeConsumersAtTheTailFromTheCacheWithoutOpeningFiles() throws Exception {
     LeaseCountingFileSystem fs = new LeaseCountingFileSystem(client());
     TailCache cache = new TailCache(8 * 1024);
