@@ -182,7 +182,16 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         request.getMaxGetMessageBytes(), maxGetBytes);
     List<StoredBlock> stored;
     try {
-      stored = log.read(offset, maxMessages, maxBytes);
+      try {
+        stored = log.read(offset, maxMessages, maxBytes);
+      } catch (IOException e) {
+        // Closed meanwhile (idle, or over the open limits; not fenced): read it reopened, once.
+        if (!log.isClosed() || log.isFenced() || e instanceof CorruptRecordException) {
+          throw e;
+        }
+        log = log(topic, partition);
+        stored = log.read(offset, maxMessages, maxBytes);
+      }
     } catch (PartitionFencedException e) {
       throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + partition + " of topic '" + topic.name()
           + "' is now served by another server: " + e.getMessage());
