@@ -18,7 +18,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -224,8 +223,8 @@ public final class PartitionLogs implements Closeable {
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
     String fencedBy = fenced.get(key);
     if (fencedBy != null) throw new PartitionFencedException(fencedBy);
-    lastUseMs.put(key, clock.millis());
     CompletableFuture<PartitionLog> existing = logs.get(key);
+    if (existing != null) lastUseMs.put(key, clock.millis());
     if (existing == null) {
       // Under the deletion read lock: either deleteTopic has run (and the name is in
       // deletedTopics) or it will find (and wait for) the log opened here.
@@ -233,6 +232,7 @@ public final class PartitionLogs implements Closeable {
       deletion.readLock().lock();
       try {
         if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
+        lastUseMs.put(key, clock.millis());
         f = openOrGet(key);
       } finally {
         deletion.readLock().unlock();
@@ -397,6 +397,7 @@ public final class PartitionLogs implements Closeable {
       boolean idle = limits.idleCloseMs() > 0 && (used == null || now - used >= limits.idleCloseMs());
       if ((log.isFenced() || log.isClosed() || idle) && evict(e.getKey(), f)) closedNow++;
     }
+    lastUseMs.keySet().removeIf(k -> !logs.containsKey(k)); // left by opens that failed
     return closedNow + evictOverLimits(null);
   }
 
