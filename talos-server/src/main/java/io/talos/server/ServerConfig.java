@@ -51,6 +51,13 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_LEASE_RECOVERY_TIMEOUT_MS = "storage.lease.recovery.timeout.ms";
   public static final String STORAGE_ORPHAN_DATA_ACCEPT = "storage.orphan.data.accept";
   public static final String STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS = "storage.topic.deletion.check.interval.ms";
+  public static final String STORAGE_OPEN_LOGS_MAX = "storage.open.logs.max";
+  public static final String STORAGE_OPEN_FILES_MAX = "storage.open.files.max";
+  public static final String STORAGE_OPEN_IDLE_CLOSE_MS = "storage.open.idle.close.ms";
+  public static final String STORAGE_OPEN_SWEEP_INTERVAL_MS = "storage.open.sweep.interval.ms";
+  public static final String STORAGE_OPEN_THREADS = "storage.open.threads";
+  public static final String STORAGE_OPEN_PENDING_MAX = "storage.open.pending.max";
+  public static final String STORAGE_IO_THREADS = "storage.io.threads";
 
   public static final String METADATA_STORE = "metadata.store";
   public static final String METADATA_DIR = "metadata.dir";
@@ -81,6 +88,9 @@ public final class ServerConfig extends TalosConfig {
   public static final String SCHEDULING_DEADLINE_DEFAULT_MS = "scheduling.deadline.default.ms";
 
   public static final String CONSUMER_LOCK_TTL_MS = "consumer.lock.ttl.ms";
+
+  public static final String OPS_HEALTH_PROBE_TIMEOUT_MS = "ops.health.probe.timeout.ms";
+  public static final String OPS_HEALTH_FD_USED_MAX_PERCENT = "ops.health.fd.used.max.percent";
 
   public static final String HADOOP_PREFIX = "hadoop.";
   public static final String HBASE_PREFIX = "hbase.";
@@ -160,6 +170,20 @@ public final class ServerConfig extends TalosConfig {
           "Start even if the metadata store has no topics while the storage root holds topic data (normally refused: the metadata is probably lost or the wrong one); the data is kept and reported at GET /ops/orphans, never deleted. Command line: --accept-orphan-data.")
       .define(STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS, Type.LONG, 60_000L, Validator.atLeast(100),
           "How often deletions of topics whose data could not be removed at once are retried, and orphaned topic directories looked for, in ms.")
+      .define(STORAGE_OPEN_LOGS_MAX, Type.INT, 1024, Validator.between(1, 1_000_000),
+          "Most partition logs open at once; opening one more closes the least recently used (it reopens, with recovery, on its next use).")
+      .define(STORAGE_OPEN_FILES_MAX, Type.INT, 4096, Validator.between(16, 10_000_000),
+          "Most files held open by partition logs (counted as segments + 1 per open log); beyond it the least recently used logs are closed. Keep it well under the process's file-descriptor limit (ulimit -n).")
+      .define(STORAGE_OPEN_IDLE_CLOSE_MS, Type.LONG, 300_000L, Validator.atLeast(0),
+          "A partition log unused this long is closed by the next sweep, in ms; 0 keeps idle logs open (still bounded by storage.open.logs.max).")
+      .define(STORAGE_OPEN_SWEEP_INTERVAL_MS, Type.LONG, 10_000L, Validator.atLeast(100),
+          "How often idle, fenced and over-limit partition logs are closed, in ms.")
+      .define(STORAGE_OPEN_THREADS, Type.INT, 4, Validator.between(1, 1024),
+          "Threads opening (recovering) partition logs, off the request threads; a request waits for an open at most until its deadline, then gets REQUEST_PROCESS_TIMEOUT (retriable) while the open goes on.")
+      .define(STORAGE_OPEN_PENDING_MAX, Type.INT, 1024, Validator.between(1, 1_000_000),
+          "Most partition opens waiting for an open thread; beyond it a request needing an open is refused at once with HDFS_OPERATION_FAILED (retriable).")
+      .define(STORAGE_IO_THREADS, Type.INT, 32, Validator.between(1, 4096),
+          "Threads running the storage part of puts and gets; a pool worker waits for one at most until the request's deadline, so a stalled file system costs a worker at most that. When all are stalled, puts and gets are refused at once (retriable).")
       .section("Metadata")
       .define(METADATA_STORE, Type.STRING, "embedded", Validator.oneOf("embedded", "hbase"),
           "Metadata store implementation: embedded (an H2 MVStore file under metadata.dir, one node) or hbase (tables in HBase, shared by a cluster).")
@@ -216,6 +240,11 @@ public final class ServerConfig extends TalosConfig {
       .section("Consumer groups")
       .define(CONSUMER_LOCK_TTL_MS, Type.LONG, 30_000L, Validator.atLeast(100),
           "A consumer worker's registration and partition locks expire this long after its last renewal, in ms.")
+      .section("Health")
+      .define(OPS_HEALTH_PROBE_TIMEOUT_MS, Type.LONG, 2_000L, Validator.between(10, 600_000),
+          "Longest /ops/health waits for one probe (metadata store read, storage root status); a probe that does not answer in time fails its check.")
+      .define(OPS_HEALTH_FD_USED_MAX_PERCENT, Type.INT, 90, Validator.between(1, 100),
+          "/ops/health fails its file-descriptors check (HTTP 503) when this percentage of the process's file-descriptor limit is open.")
       .definePrefix(HADOOP_PREFIX,
           "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).")
       .definePrefix(HBASE_PREFIX,

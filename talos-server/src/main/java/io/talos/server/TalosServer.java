@@ -17,6 +17,7 @@ import io.talos.server.metadata.MetadataException;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
+import io.talos.server.ops.HealthChecks;
 import io.talos.server.ops.OpsHandler;
 import io.talos.server.ops.OrphansHandler;
 import io.talos.server.scheduling.PoolConfig;
@@ -43,6 +44,7 @@ import java.net.URI;
 import java.time.Clock;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -105,6 +107,11 @@ public final class TalosServer implements AutoCloseable {
       TopicDeletions topicDeletions = new TopicDeletions(store, partitionLogs, clock);
       topicDeletions.runOnce(); // finishes deletions interrupted by the last stop
       metrics.register("storage.orphan.topics", (Gauge<Integer>) () -> topicDeletions.orphans().size());
+      final PartitionLogs gauged = partitionLogs;
+      metrics.register("storage.open.logs", (Gauge<Integer>) gauged::openLogCount);
+      metrics.register("storage.open.files", (Gauge<Integer>) gauged::openFileCount);
+      metrics.register("storage.opened.logs", (Gauge<Integer>) gauged::openedLogs);
+      metrics.register("storage.evicted.logs", (Gauge<Integer>) gauged::evictedLogs);
 
       Topics topics = new Topics(store);
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
@@ -150,21 +157,22 @@ public final class TalosServer implements AutoCloseable {
       // Cuts connections that stop sending, a body included (RequestBodyReader answers 408).
       connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
       server.addConnector(connector);
+      HealthChecks healthChecks = healthChecks(config, store, partitionLogs);
       server.setHandler(new Handler.Sequence(
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,
               new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
                   config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax,
                   config.getLong(ServerConfig.REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES)),
-              ArgumentLimits.from(config)),
+              ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS)),
           new OrphansHandler(topicDeletions),
-          new OpsHandler(metrics),
+          new OpsHandler(metrics, healthChecks),
           new NotFoundHandler()));
       // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
       // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
       server.setErrorHandler(new TalosErrorHandler(metrics));
       server.start();
-      opsServer = startOpsServer(config, topicDeletions);
+      opsServer = startOpsServer(config, topicDeletions, healthChecks);
 
       final PartitionLogs retained = partitionLogs;
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -182,6 +190,14 @@ public final class TalosServer implements AutoCloseable {
           LOG.warn("topic deletion pass failed; will retry", e);
         }
       }, deletionInterval, deletionInterval, TimeUnit.MILLISECONDS);
+      long sweep = config.getLong(ServerConfig.STORAGE_OPEN_SWEEP_INTERVAL_MS);
+      scheduler.scheduleWithFixedDelay(() -> {
+        try {
+          retained.runEvictionOnce();
+        } catch (RuntimeException e) {
+          LOG.warn("closing idle partition logs failed; will retry", e);
+        }
+      }, sweep, sweep, TimeUnit.MILLISECONDS);
     } catch (Exception | Error e) {
       if (scheduler != null) scheduler.shutdownNow();
       if (opsServer != null) {
@@ -223,7 +239,8 @@ public final class TalosServer implements AutoCloseable {
    * answers while the API's threads are all busy; /ops/ on the API port keeps working as before.
    * One acceptor and one selector: it serves a few monitoring requests.
    */
-  private Server startOpsServer(ServerConfig config, TopicDeletions topicDeletions) throws Exception {
+  private Server startOpsServer(ServerConfig config, TopicDeletions topicDeletions,
+      HealthChecks healthChecks) throws Exception {
     int port = config.getInt(ServerConfig.OPS_PORT);
     if (port < 0) return null;
     QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.OPS_THREADS_MAX), 2);
@@ -236,7 +253,7 @@ public final class TalosServer implements AutoCloseable {
     connector.setPort(port);
     connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
     ops.addConnector(connector);
-    ops.setHandler(new Handler.Sequence(new OrphansHandler(topicDeletions), new OpsHandler(metrics),
+    ops.setHandler(new Handler.Sequence(new OrphansHandler(topicDeletions), new OpsHandler(metrics, healthChecks),
         new NotFoundHandler()));
     ops.setErrorHandler(new TalosErrorHandler(metrics));
     try {
@@ -337,8 +354,13 @@ public final class TalosServer implements AutoCloseable {
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
         .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .build();
+    fs.mkdirs(new Path(root)); // exists from the start: /ops/health probes it
+    PartitionLogs.Limits limits = new PartitionLogs.Limits(config.getInt(ServerConfig.STORAGE_OPEN_LOGS_MAX),
+        config.getInt(ServerConfig.STORAGE_OPEN_FILES_MAX), config.getLong(ServerConfig.STORAGE_OPEN_IDLE_CLOSE_MS),
+        config.getInt(ServerConfig.STORAGE_OPEN_THREADS), config.getInt(ServerConfig.STORAGE_OPEN_PENDING_MAX),
+        config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS));
     return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES),
-        new MetadataNextOffsets(store));
+        limits, new MetadataNextOffsets(store));
   }
 
   /** Partition logs record their next offsets in the metadata store; its failures become I/O errors. */
@@ -374,6 +396,28 @@ public final class TalosServer implements AutoCloseable {
         .maxBatchBytes(config.getLong(ServerConfig.SCHEDULING_BATCH_MAX_BYTES))
         .defaultDeadlineMs(config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS))
         .build();
+  }
+
+  /**
+   * /ops/health: the metadata store answers a read, the storage root answers a status call, and
+   * open file descriptors are below {@code ops.health.fd.used.max.percent} of the limit.
+   */
+  static HealthChecks healthChecks(ServerConfig config, MetadataStore store, PartitionLogs logs) {
+    int fdPercent = config.getInt(ServerConfig.OPS_HEALTH_FD_USED_MAX_PERCENT);
+    Path root = new Path(URI.create(config.storageRootUri()));
+    return new HealthChecks(config.getLong(ServerConfig.OPS_HEALTH_PROBE_TIMEOUT_MS))
+        .add("metadata", () -> {
+          // The store's own view first (the embedded store knows when it failed and is reopening).
+          Optional<String> broken = store.probe();
+          if (broken.isPresent()) return broken.get();
+          // A read of a key no topic uses: goes to the store (caches hold only what exists).
+          store.committedOffset("__talos_health", "__talos_health", 0);
+          return null;
+        })
+        .add("storage", () -> logs.fileSystem().getFileStatus(root).isDirectory() ? null
+            : "storage root " + root + " is not a directory")
+        .add("file-descriptors", HealthChecks.fileDescriptors(HealthChecks::openFileDescriptors,
+            HealthChecks::maxFileDescriptors, fdPercent));
   }
 
   private void runRetention(MetadataStore store, PartitionLogs partitionLogs) {

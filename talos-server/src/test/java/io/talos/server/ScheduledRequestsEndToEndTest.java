@@ -132,4 +132,47 @@ class ScheduledRequestsEndToEndTest {
       assertEquals(0, r.getSuccess().getStartMessageOffset());
     }
   }
+
+  @Test
+  void aStalledStorageCallIsAnsweredAtItsDeadlineAndDoesNotHoldUpOtherPartitions() throws Exception {
+    String root = "stall://" + dir.resolve("log").toAbsolutePath();
+    try (TalosServer server = TestServers.start(dir, ServerConfig.STORAGE_ROOT_URI, root,
+        "hadoop.fs.stall.impl", StallingFileSystem.class.getName(), "hadoop.fs.stall.impl.disable.cache", "true",
+        ServerConfig.SCHEDULING_WORKERS, "2")) {
+      RawApi api = new RawApi(server.endpoint(), server.adminCredential().secretKeyId(), server.adminCredential().secretKey());
+      TopicTalosResourceName trn = api.createTopic("stalls", 2);
+      TopicAndPartition p0 = new TopicAndPartition("stalls", trn, 0);
+      TopicAndPartition p1 = new TopicAndPartition("stalls", trn, 1);
+      assertEquals(0, api.put(p0, List.of("warm")));
+      assertEquals(0, api.put(p1, List.of("warm")));
+      ExecutorService client = Executors.newSingleThreadExecutor();
+      StallingFileSystem.stall("/" + io.talos.server.storage.PartitionLogs.encodeDirName(trn.getTopicTalosResourceName())
+          + "/1/");
+      try {
+        PutMessageRequest put = new PutMessageRequest(p1, List.of(new MessageBlock(0, 1, MessageCompressionType.NONE,
+            ByteBuffer.wrap(RawApi.noneBlock("stuck".getBytes(StandardCharsets.UTF_8))))), 1, "stuck#1")
+            .setTimeoutTimestamp(System.currentTimeMillis() + 1_500);
+        Future<MessageService.putMessage_result> stalled = client.submit(() -> api.call("message", "putMessage",
+            new MessageService.putMessage_args(put), new MessageService.putMessage_result()));
+        assertTrue(StallingFileSystem.stalled.await(30, TimeUnit.SECONDS), "the put reached storage and hangs there");
+
+        // Partition 1's append hangs in the file system; partition 0 is served meanwhile.
+        assertEquals(1, api.put(p0, List.of("free")));
+        assertTrue(!stalled.isDone(), "answered before its deadline although storage never answered");
+
+        // Partition 1's request is answered at its deadline, while storage still hangs.
+        MessageService.putMessage_result r = stalled.get(30, TimeUnit.SECONDS);
+        assertTrue(StallingFileSystem.stallPathsContaining != null, "storage was released before the answer");
+        assertEquals(ErrorCode.REQUEST_PROCESS_TIMEOUT, r.getE().getErrorCode(), () -> String.valueOf(r));
+        assertTrue(r.getE().getErrMsg().contains("may or may not have been stored"), r.getE().getErrMsg());
+        assertEquals(2, api.put(p0, List.of("still free")), "the worker is free again");
+      } finally {
+        StallingFileSystem.release();
+        client.shutdownNow();
+      }
+      // Once storage answers, the partition works again (the stalled put may have been stored).
+      long next = api.put(p1, List.of("after"));
+      assertTrue(next == 1 || next == 2, "offset " + next);
+    }
+  }
 }

@@ -10,6 +10,7 @@ import io.talos.common.errors.TalosErrors;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.MetadataException;
 import io.talos.server.scheduling.Admission;
+import io.talos.server.scheduling.PoolMetrics;
 import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.TaskPoolClosedException;
 import io.talos.server.service.MessageServiceHandler;
@@ -97,6 +98,7 @@ public final class ApiHandler extends Handler.Abstract {
 
   /** How request bodies are received: see {@link RequestBodyReader}. */
   public record BodyLimits(long minBytesPerSec, long rateGraceMs, long inflightMaxBytes, long drainMaxBytes) {}
+  private final StorageCalls storage;
 
   /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
@@ -106,10 +108,13 @@ public final class ApiHandler extends Handler.Abstract {
    * @param maxWaitingBytes most request-body bytes held by pool tasks at once
    * @param messages the message service itself, for batched puts (group commit)
    * @param replayGuard remembers the signatures of state-changing requests
+   * @param storageThreads threads running the storage part of puts and gets, each waited for at
+   *     most until its request's deadline (see {@link StorageCalls}); 0 runs it on the pool worker
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
-      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits) {
+      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads) {
+    this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads);
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes,
         limits.maxContainerLength, limits.maxDepth)));
@@ -290,8 +295,14 @@ public final class ApiHandler extends Handler.Abstract {
       // signed X-Xiaomi-Timestamp shows (to the second).
       long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
       MessageCallTask task = call.method().equals("putMessage")
-          ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs)
-          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs);
+          ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
+          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage);
+      if (task.expiredAt(clock.millis())) {
+        metrics.meter(PoolMetrics.EXPIRED).mark();
+        forgetReplay.run(); // nothing ran: an identical retry is not a replay
+        task.expire(); // already past its deadline: answered at once, never queued
+        return;
+      }
       Admission admission = fits ? pool.submit(task) : Admission.REJECTED_FULL;
       if (!admission.accepted()) {
         forgetReplay.run();
@@ -334,6 +345,12 @@ public final class ApiHandler extends Handler.Abstract {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     response.write(true, ByteBuffer.wrap(reply), callback);
     return true;
+  }
+
+  @Override
+  protected void doStop() throws Exception {
+    storage.close();
+    super.doStop();
   }
 
   private boolean authenticationError(Response response, Callback callback, AuthenticationException e) {

@@ -1,5 +1,7 @@
 package io.talos.server.frontend;
 
+import java.util.List;
+
 import com.codahale.metrics.MetricRegistry;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.GetMessageRequest;
@@ -14,20 +16,23 @@ final class GetTask extends MessageCallTask {
   private final ThriftDispatcher dispatcher;
 
   GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority, long clockOffsetMs) {
-    this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, ((MessageService.getMessage_args) call.args()).getRequest());
+      MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage) {
+    this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, storage,
+        ((MessageService.getMessage_args) call.args()).getRequest());
   }
 
   private GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority, long clockOffsetMs, GetMessageRequest request) {
+      MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage, GetMessageRequest request) {
     super(call, ctx, reply, metrics, priority, request == null ? null : request.getTopicAndPartition(),
-        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs);
+        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs,
+        storage);
     this.dispatcher = dispatcher;
   }
 
   @Override
   public void run() {
-    replyEncoded(dispatcher.execute(call, ctx));
+    // On a storage thread: a stalled read is answered at the request's deadline (StorageCalls).
+    storage.run(() -> replyEncoded(dispatcher.execute(call, ctx)), List.of(this));
   }
 
   @Override

@@ -31,7 +31,7 @@ abstract class MessageCallTask implements Task {
    * @param clockOffsetMs server clock minus client clock, added to the deadline
    */
   MessageCallTask(ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply, MetricRegistry metrics,
-      int priority, TopicAndPartition partition, Long timeoutTimestamp, long clockOffsetMs) {
+      int priority, TopicAndPartition partition, Long timeoutTimestamp, long clockOffsetMs, StorageCalls storage) {
     this.call = call;
     this.ctx = ctx;
     this.reply = reply;
@@ -40,7 +40,31 @@ abstract class MessageCallTask implements Task {
         : new PartitionKey(partition.getTopicName(), partition.getPartitionId());
     this.priority = priority;
     // A deadline that maps to <= 0 would mean "none" to the pool: keep it expired instead.
-    this.deadlineMs = timeoutTimestamp == null ? NO_DEADLINE : Math.max(1, timeoutTimestamp + clockOffsetMs);
+    // No timeoutTimestamp: the default deadline from now, fixed here so that the storage call
+    // (StorageCalls) and the pool agree on it.
+    this.deadlineMs = timeoutTimestamp == null ? storage.clock().millis() + storage.defaultDeadlineMs()
+        : Math.max(1, timeoutTimestamp + clockOffsetMs);
+    this.storage = storage;
+  }
+
+  final StorageCalls storage;
+
+  /** Whether the deadline has passed already: the front-end then answers without queueing. */
+  final boolean expiredAt(long nowMs) {
+    return deadlineMs < nowMs;
+  }
+
+  /** The storage call did not finish by this request's deadline (it may still finish later). */
+  final void storageTimedOut() {
+    fail(TalosErrors.of(ErrorCode.REQUEST_PROCESS_TIMEOUT, call.method() + " did not finish by its deadline "
+        + deadlineMs + ": storage is not answering" + (call.method().equals("putMessage")
+        ? "; the messages may or may not have been stored" : "") + "; retry"));
+  }
+
+  /** Every storage thread is taken by calls storage does not answer: refused without waiting. */
+  final void storageBusy(int threads) {
+    fail(TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "storage is not answering: all " + threads
+        + " storage threads (storage.io.threads) are taken by stalled calls; nothing was done, retry later"));
   }
 
   @Override

@@ -28,14 +28,16 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
   private final long sizeBytes;
 
   PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority, long clockOffsetMs) {
-    this(handler, call, ctx, reply, metrics, priority, clockOffsetMs, ((MessageService.putMessage_args) call.args()).getRequest());
+      MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage) {
+    this(handler, call, ctx, reply, metrics, priority, clockOffsetMs, storage,
+        ((MessageService.putMessage_args) call.args()).getRequest());
   }
 
   private PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
-      MetricRegistry metrics, int priority, long clockOffsetMs, PutMessageRequest request) {
+      MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage, PutMessageRequest request) {
     super(call, ctx, reply, metrics, priority, request == null ? null : request.getTopicAndPartition(),
-        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs);
+        request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs,
+        storage);
     this.handler = handler;
     this.request = request;
     long bytes = 0;
@@ -57,9 +59,16 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
     return next instanceof PutTask;
   }
 
-  /** Never throws: every task of the batch is answered here, exactly once. */
+  /**
+   * Never throws: every task of the batch is answered here, exactly once (the storage part on a
+   * storage thread, each task at its deadline at the latest: see {@link StorageCalls}).
+   */
   @Override
   public void runBatch(List<PutTask> batch) {
+    storage.run(() -> runBatchOnStorage(batch), batch);
+  }
+
+  private void runBatchOnStorage(List<PutTask> batch) {
     List<PutTask> valid = new ArrayList<>(batch.size());
     List<PreparedPut> prepared = new ArrayList<>(batch.size());
     for (PutTask task : batch) {

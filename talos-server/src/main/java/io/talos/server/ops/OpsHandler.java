@@ -18,7 +18,9 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The ops endpoint, unauthenticated and read-only, for operators and monitoring:
- * {@code GET /ops/health} answers {"status":"ok"} while the server serves; {@code GET /ops/metrics}
+ * {@code GET /ops/health} runs the {@link HealthChecks} (metadata store, storage root, file
+ * descriptors): 200 with each check when all pass, 503 listing each failed check and why;
+ * {@code GET /ops/metrics}
  * answers every metric as JSON (timers and histograms with mean, p50, p75, p99, p999 in ms).
  * HEAD is answered like GET without the body (load balancers probe with it); every answer under
  * {@code /ops}, errors included, is JSON.
@@ -29,9 +31,16 @@ public final class OpsHandler extends Handler.Abstract {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final MetricRegistry metrics;
+  private final HealthChecks health;
 
   public OpsHandler(MetricRegistry metrics) {
+    this(metrics, new HealthChecks(1000));
+  }
+
+  /** @param health what /ops/health checks (see {@link HealthChecks}) */
+  public OpsHandler(MetricRegistry metrics, HealthChecks health) {
     this.metrics = metrics;
+    this.health = health;
   }
 
   @Override
@@ -46,7 +55,7 @@ public final class OpsHandler extends Handler.Abstract {
       response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
       body.put("error", "method " + request.getMethod() + " not allowed on " + path + "; use GET or HEAD");
     } else if (path.equals(PREFIX + "health")) {
-      body.put("status", "ok");
+      status = health(body);
     } else if (path.equals(PREFIX + "metrics")) {
       body = metricsJson();
     } else {
@@ -63,6 +72,28 @@ public final class OpsHandler extends Handler.Abstract {
       response.write(true, ByteBuffer.wrap(bytes), callback);
     }
     return true;
+  }
+
+  /**
+   * Runs every health check: 200 {"status":"ok","checks":{name:{"ok":true}}} when all pass, else
+   * 503 {"status":"failing","failed":[{"check":name,"problem":why}],"checks":{...}}.
+   */
+  private int health(ObjectNode body) {
+    java.util.List<HealthChecks.Result> results = health.run();
+    ObjectNode checks = JSON.createObjectNode();
+    com.fasterxml.jackson.databind.node.ArrayNode failed = JSON.createArrayNode();
+    for (HealthChecks.Result r : results) {
+      ObjectNode c = checks.putObject(r.name());
+      c.put("ok", r.ok());
+      if (!r.ok()) {
+        c.put("problem", r.problem());
+        failed.addObject().put("check", r.name()).put("problem", r.problem());
+      }
+    }
+    body.put("status", failed.isEmpty() ? "ok" : "failing");
+    if (!failed.isEmpty()) body.set("failed", failed);
+    body.set("checks", checks);
+    return failed.isEmpty() ? 200 : 503;
   }
 
   private ObjectNode metricsJson() {

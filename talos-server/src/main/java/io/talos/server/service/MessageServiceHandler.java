@@ -7,6 +7,7 @@ import io.talos.server.storage.CorruptRecordException;
 import io.talos.server.storage.OffsetOutOfRangeException;
 import io.talos.server.storage.PartitionFencedException;
 import io.talos.server.storage.PartitionLog;
+import io.talos.server.storage.PartitionOffsets;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.StoredBlock;
 import io.talos.thrift.ErrorCode;
@@ -137,7 +138,10 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     }
     long first;
     try {
-      first = log.append(all, clock.millis());
+      // The log may have been closed (idle, or over the open limits) since the puts resolved it.
+      PartitionLog target = log.isClosed() && !log.isFenced()
+          ? Topics.openLog(logs, puts.get(0).topic(), puts.get(0).partitionId()) : log;
+      first = target.append(all, clock.millis());
     } catch (PartitionFencedException e) {
       PreparedPut p = puts.get(0);
       throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + p.partitionId() + " of topic '"
@@ -178,7 +182,16 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         request.getMaxGetMessageBytes(), maxGetBytes);
     List<StoredBlock> stored;
     try {
-      stored = log.read(offset, maxMessages, maxBytes);
+      try {
+        stored = log.read(offset, maxMessages, maxBytes);
+      } catch (IOException e) {
+        // Closed meanwhile (idle, or over the open limits; not fenced): read it reopened, once.
+        if (!log.isClosed() || log.isFenced() || e instanceof CorruptRecordException) {
+          throw e;
+        }
+        log = log(topic, partition);
+        stored = log.read(offset, maxMessages, maxBytes);
+      }
     } catch (PartitionFencedException e) {
       throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + partition + " of topic '" + topic.name()
           + "' is now served by another server: " + e.getMessage());
@@ -214,7 +227,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     TopicRecord topic = topics.byResourceName(request.getTopicTalosResourceName());
     List<OffsetInfo> infos = new ArrayList<>();
-    for (int p = 0; p < topic.partitionCount(); p++) infos.add(offsetInfo(log(topic, p), p));
+    for (int p = 0; p < topic.partitionCount(); p++) infos.add(offsetInfo(Topics.offsets(logs, topic, p), p));
     return new GetTopicOffsetResponse(infos);
   }
 
@@ -223,7 +236,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     TopicRecord topic = topics.partition(request.getTopicAndPartition());
     int p = request.getTopicAndPartition().getPartitionId();
-    return new GetPartitionOffsetResponse(offsetInfo(log(topic, p), p));
+    return new GetPartitionOffsetResponse(offsetInfo(Topics.offsets(logs, topic, p), p));
   }
 
   /** Answers every listed partition; one that cannot be answered carries its own error code. */
@@ -236,7 +249,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     for (TopicAndPartition tap : request.getTopicAndPartitionList()) {
       int p = tap == null ? -1 : tap.getPartitionId();
       try {
-        infos.add(offsetInfo(log(topics.partition(tap), p), p));
+        infos.add(offsetInfo(Topics.offsets(logs, topics.partition(tap), p), p));
       } catch (GalaxyTalosException e) {
         infos.add(new OffsetInfo(p).setErrorCode(e.getErrorCode()).setErrorMsg(e.getErrMsg()));
       }
@@ -244,9 +257,10 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     return new GetPartitionsOffsetResponse(infos);
   }
 
-  private static OffsetInfo offsetInfo(PartitionLog log, int partition) {
-    long start = log.startOffset();
-    long next = log.endOffset();
+  /** Offsets come from {@link Topics#offsets}: answering them does not open the partition's log. */
+  private static OffsetInfo offsetInfo(PartitionOffsets offsets, int partition) {
+    long start = offsets.startOffset();
+    long next = offsets.endOffset();
     return new OffsetInfo(partition).setStartOffset(start).setEndOffset(next - 1);
   }
 

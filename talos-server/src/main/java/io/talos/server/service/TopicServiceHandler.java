@@ -6,6 +6,7 @@ import io.talos.server.frontend.RequestContext;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.PartitionLog;
+import io.talos.server.storage.PartitionOffsets;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.TopicDeletedException;
 import io.talos.thrift.AddSubResourceNameRequest;
@@ -178,10 +179,11 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
     long messages = 0;
     long bytes = 0;
     for (int p = 0; p < topic.partitionCount(); p++) {
-      PartitionLog log = openLog(topic, p);
-      long start = log.startOffset();
-      long end = log.endOffset();
-      long size = log.sizeBytes();
+      // Offsets without opening the partition's log: a describe must not open every partition.
+      PartitionOffsets offsets = Topics.offsets(logs, topic, p);
+      long start = offsets.startOffset();
+      long end = offsets.endOffset();
+      long size = offsets.sizeBytes();
       messages += end - start;
       bytes += size;
       states.add(new PartitionState(p, start, end - 1, end - start, size)
@@ -199,10 +201,6 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
     List<TopicInfo> infos = new ArrayList<>();
     for (TopicRecord t : metadata.topics()) infos.add(topicInfo(t));
     return new ListTopicsResponse(infos);
-  }
-
-  private PartitionLog openLog(TopicRecord topic, int partition) throws GalaxyTalosException {
-    return Topics.openLog(logs, topic, partition);
   }
 
 

@@ -10,7 +10,10 @@ import io.talos.thrift.TopicTalosResourceName;
 import io.talos.common.TopicNames;
 import io.talos.server.storage.PartitionDataMissingException;
 import io.talos.server.storage.PartitionLog;
+import io.talos.server.storage.PartitionFencedException;
 import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.PartitionOffsets;
+import io.talos.server.storage.StorageDeadlineException;
 import io.talos.server.storage.TopicDeletedException;
 import java.io.IOException;
 
@@ -62,20 +65,20 @@ public final class Topics {
   }
 
   /**
-   * The log of one partition of {@code topic}: TOPIC_NOT_EXIST if the topic was deleted meanwhile,
-   * HDFS_FILE_NOT_EXIST (not retriable) if its data is missing (until an operator resets it),
-   * HDFS_OPERATION_FAILED (retriable) if storage cannot open it.
+   * The log of one partition of {@code topic}, waiting for its open at most until the request's
+   * {@link RequestDeadline} (or the logs' default): TOPIC_NOT_EXIST if the topic was deleted
+   * meanwhile, PARTITION_NOT_SERVING if another server took it over, HDFS_FILE_NOT_EXIST (not retriable) if its
+   * data is missing (until an operator resets it), REQUEST_PROCESS_TIMEOUT
+   * (retriable) if the open did not finish in time, HDFS_OPERATION_FAILED (retriable) if storage
+   * cannot open it.
    */
   public static PartitionLog openLog(PartitionLogs logs, TopicRecord topic, int partition) throws GalaxyTalosException {
     try {
-      return logs.log(topic.resourceName(), partition);
-    } catch (TopicDeletedException e) {
-      throw TalosErrors.topicNotExist(topic.name());
-    } catch (PartitionDataMissingException e) {
-      throw dataMissing(topic, partition, e);
+      long deadline = RequestDeadline.current();
+      return deadline == RequestDeadline.NONE ? logs.log(topic.resourceName(), partition)
+          : logs.log(topic.resourceName(), partition, deadline);
     } catch (IOException e) {
-      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot open partition " + partition
-          + " of topic '" + topic.name() + "': " + e.getMessage());
+      throw storageError(topic, partition, "open", e);
     }
   }
 
@@ -83,6 +86,34 @@ public final class Topics {
   static GalaxyTalosException dataMissing(TopicRecord topic, int partition, PartitionDataMissingException e) {
     return TalosErrors.of(ErrorCode.HDFS_FILE_NOT_EXIST, "partition " + partition + " of topic '" + topic.name()
         + "' is unavailable: " + e.getMessage().replace("<topic> <partition>", topic.name() + " " + partition));
+  }
+
+  /**
+   * The offsets of one partition of {@code topic}, without opening its log where it is not open
+   * (see {@link PartitionLogs#offsets}); errors as {@link #openLog}.
+   */
+  public static PartitionOffsets offsets(PartitionLogs logs, TopicRecord topic, int partition)
+      throws GalaxyTalosException {
+    try {
+      return logs.offsets(topic.resourceName(), partition);
+    } catch (IOException e) {
+      throw storageError(topic, partition, "read the offsets of", e);
+    }
+  }
+
+  private static GalaxyTalosException storageError(TopicRecord topic, int partition, String what, IOException e) {
+    if (e instanceof TopicDeletedException) return TalosErrors.topicNotExist(topic.name());
+    if (e instanceof PartitionDataMissingException missing) return dataMissing(topic, partition, missing);
+    if (e instanceof PartitionFencedException) {
+      return TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + partition + " of topic '"
+          + topic.name() + "' is now served by another server: " + e.getMessage());
+    }
+    if (e instanceof StorageDeadlineException) {
+      return TalosErrors.of(ErrorCode.REQUEST_PROCESS_TIMEOUT, "cannot " + what + " partition " + partition
+          + " of topic '" + topic.name() + "' before the request's deadline: " + e.getMessage());
+    }
+    return TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "cannot " + what + " partition " + partition
+        + " of topic '" + topic.name() + "': " + e.getMessage());
   }
 
   public static void checkPartition(TopicRecord topic, int partitionId) throws GalaxyTalosException {

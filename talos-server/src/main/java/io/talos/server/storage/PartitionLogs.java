@@ -18,6 +18,12 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import org.apache.hadoop.conf.Configuration;
@@ -54,14 +60,53 @@ import org.slf4j.LoggerFactory;
  *
  * <p>All logs share one {@link TailCache} of recent appends. On hdfs, opening a log takes the
  * partition over from any other server (see {@link PartitionLog}); a log that another server took
- * over later is {@link PartitionLog#isFenced() fenced}, failing every append and read; the next
- * {@link #log} call for it closes and evicts it and opens the partition again (taking it back).
+ * over later stays here {@link PartitionLog#isFenced() fenced}, failing every append and read,
+ * until this server restarts.
+ *
+ * <p><b>Bounded resources.</b> Open logs hold file descriptors (an input stream per segment read
+ * and the active segment's output stream), so at most {@link Limits#maxOpenLogs} logs and about
+ * {@link Limits#maxOpenFiles} files (counted as segments + 1 per open log) stay open: opening one
+ * more closes the least recently used others, and {@link #runEvictionOnce} (run periodically by
+ * the server, directly by tests) also closes logs unused for {@link Limits#idleCloseMs} and
+ * fenced ones. A closed log reopens on its next use (recovery starts a new segment if its newest
+ * one held records). A caller still holding a log closed meanwhile gets an IOException saying it
+ * is closed (nothing of that call was stored) and fetches it again from here. A fenced partition
+ * stays refused ({@link PartitionFencedException}) until restart, as before, without holding
+ * files. Offsets of partitions not open are answered by {@link #offsets} without opening them.
+ *
+ * <p><b>Opens off the request threads.</b> With {@link Limits#openThreads} &gt; 0, opens (and so
+ * hdfs lease recovery, which may take {@code leaseRecoveryTimeoutMs}) run on a dedicated bounded
+ * executor; a caller waits at most until its deadline and then gets a {@link
+ * StorageDeadlineException} while the open goes on and serves the next request. With 0, the caller
+ * opens on its own thread (tests that step by hand).
  */
 public final class PartitionLogs implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionLogs.class);
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
   private record TopicPartition(String topicResourceName, int partitionId) {}
+
+  /**
+   * Bounds of the open logs; see the class comment.
+   *
+   * @param maxOpenLogs most logs open at once
+   * @param maxOpenFiles most files held by open logs (segments + 1 per log), approximately
+   * @param idleCloseMs a log unused this long is closed by {@link #runEvictionOnce}; 0 never
+   * @param openThreads threads opening logs; 0 opens on the caller's thread
+   * @param maxPendingOpens opens waiting for an open thread; beyond it an open is refused at once
+   * @param defaultDeadlineMs how long a caller without a deadline waits for an open
+   */
+  public record Limits(int maxOpenLogs, int maxOpenFiles, long idleCloseMs, int openThreads, int maxPendingOpens,
+      long defaultDeadlineMs) {
+    public static final Limits UNBOUNDED = new Limits(Integer.MAX_VALUE, Integer.MAX_VALUE, 0, 0, 0, Long.MAX_VALUE);
+
+    public Limits {
+      if (maxOpenLogs < 1 || maxOpenFiles < 1 || idleCloseMs < 0 || openThreads < 0 || maxPendingOpens < 0
+          || defaultDeadlineMs < 1) {
+        throw new IllegalArgumentException("invalid limits " + this);
+      }
+    }
+  }
 
   private final FileSystem fs;
   private final Path root;
@@ -79,6 +124,17 @@ public final class PartitionLogs implements Closeable {
    */
   private final Set<String> deletedTopics = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  private final Limits limits;
+  /** When each open (or opening) log was last handed out, on {@link #clock}. */
+  private final Map<TopicPartition, Long> lastUseMs = new ConcurrentHashMap<>();
+  /** Offsets of partitions not open: kept when a log is closed, or read from the listing. */
+  private final Map<TopicPartition, PartitionOffsets> closedOffsets = new ConcurrentHashMap<>();
+  /** Partitions another server took over, evicted: refused until restart, as if still fenced. */
+  private final Map<TopicPartition, String> fenced = new ConcurrentHashMap<>();
+  /** Null when opens run on the caller's thread. */
+  private final ThreadPoolExecutor openExecutor;
+  private final AtomicInteger opensCount = new AtomicInteger();
+  private final AtomicInteger evictionsCount = new AtomicInteger();
 
   /**
    * @param fs where the logs live; a checksummed {@link org.apache.hadoop.fs.LocalFileSystem} is
@@ -93,7 +149,12 @@ public final class PartitionLogs implements Closeable {
    *     this server; 0 disables it
    */
   public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes) {
-    this(fs, root, config, clock, tailCacheBytes, NextOffsetStore.NONE);
+    this(fs, root, config, clock, tailCacheBytes, Limits.UNBOUNDED, NextOffsetStore.NONE);
+  }
+
+  /** @param limits bounds of the open logs and how they are opened (see the class comment) */
+  public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes, Limits limits) {
+    this(fs, root, config, clock, tailCacheBytes, limits, NextOffsetStore.NONE);
   }
 
   /**
@@ -102,7 +163,30 @@ public final class PartitionLogs implements Closeable {
    */
   public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes,
       NextOffsetStore nextOffsets) {
+    this(fs, root, config, clock, tailCacheBytes, Limits.UNBOUNDED, nextOffsets);
+  }
+
+  /**
+   * @param limits bounds of the open logs and how they are opened (see the class comment)
+   * @param nextOffsets where each partition's next offset is recorded (the metadata store): a log
+   *     never opens below it (see {@link PartitionDataMissingException})
+   */
+  public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes, Limits limits,
+      NextOffsetStore nextOffsets) {
+    this.limits = Objects.requireNonNull(limits, "limits");
     this.nextOffsets = Objects.requireNonNull(nextOffsets, "nextOffsets");
+    if (limits.openThreads() > 0) {
+      AtomicInteger n = new AtomicInteger();
+      this.openExecutor = new ThreadPoolExecutor(limits.openThreads(), limits.openThreads(), 60, TimeUnit.SECONDS,
+          new LinkedBlockingQueue<>(Math.max(1, limits.maxPendingOpens())), r -> {
+            Thread t = new Thread(r, "talos-log-open-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          });
+      openExecutor.allowCoreThreadTimeOut(true);
+    } else {
+      this.openExecutor = null;
+    }
     this.fs = PartitionLog.rawIfLocal(Objects.requireNonNull(fs, "fs"));
     this.root = Objects.requireNonNull(root, "root");
     this.config = Objects.requireNonNull(config, "config");
@@ -125,77 +209,128 @@ public final class PartitionLogs implements Closeable {
    * URIs and URIs without a scheme get a {@link RawLocalFileSystem}: no {@code .crc} side files,
    * and its streams map hflush to {@code flush} and hsync to {@code flush} + {@code fsync} (checked
    * in hadoop-common 3.4.1: {@code FSDataOutputStream -> BufferedIOStatisticsOutputStream ->
-   * LocalFSFileOutputStream.hsync -> FileDescriptor.sync}), creating files 0600 and directories
-   * 0700 ({@link OwnerOnlyLocalFileSystem}). Other schemes go to {@link
+   * LocalFSFileOutputStream.hsync -> FileDescriptor.sync}). Other schemes go to {@link
    * FileSystem#newInstance(URI, Configuration)}.
    */
   public static FileSystem fileSystemFor(URI root, Configuration conf) throws IOException {
     if (root.getScheme() == null || "file".equals(root.getScheme())) {
-      RawLocalFileSystem raw = new OwnerOnlyLocalFileSystem();
+      RawLocalFileSystem raw = new RawLocalFileSystem();
       raw.initialize(URI.create("file:///"), conf);
       return raw;
     }
     return FileSystem.newInstance(root, conf);
   }
 
-  /** The log of one partition, opening (and recovering, or creating) it on first use. */
+  /**
+   * The log of one partition, opening (and recovering, or creating) it on first use; a caller
+   * without a deadline waits at most {@link Limits#defaultDeadlineMs} for the open.
+   */
   public PartitionLog log(String topicResourceName, int partitionId) throws IOException {
+    return log(topicResourceName, partitionId, saturatedAdd(clock.millis(), limits.defaultDeadlineMs()));
+  }
+
+  /**
+   * The log of one partition, opening it on first use, waiting for the open at most until {@code
+   * deadlineMs} (on this instance's clock).
+   *
+   * @throws StorageDeadlineException the open did not finish by the deadline (it goes on)
+   * @throws PartitionFencedException another server took the partition over
+   * @throws TopicDeletedException the topic was deleted by this instance
+   */
+  public PartitionLog log(String topicResourceName, int partitionId, long deadlineMs) throws IOException {
     ensureOpen();
     TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
         partitionId);
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    String fencedBy = fenced.get(key);
+    if (fencedBy != null) throw new PartitionFencedException(fencedBy);
     CompletableFuture<PartitionLog> existing = logs.get(key);
-    if (existing != null && existing.isDone() && !existing.isCompletedExceptionally()
-        && existing.join().isFenced() && logs.remove(key, existing)) {
-      // another server took it over: close it (it writes nothing) and open it again, taking over
-      LOG.info("Evicting the fenced log of partition {} of {}", partitionId, topicResourceName);
-      existing.join().close();
-      existing = null;
-    }
+    if (existing != null) lastUseMs.put(key, clock.millis());
     if (existing == null) {
       // Under the deletion read lock: either deleteTopic has run (and the name is in
-      // deletedTopics) or it will find and delete the log opened here.
+      // deletedTopics) or it will find (and wait for) the log opened here.
+      CompletableFuture<PartitionLog> f;
       deletion.readLock().lock();
       try {
         if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
-        return openOrAwait(key, false);
+        lastUseMs.put(key, clock.millis());
+        f = openOrGet(key, false);
       } finally {
         deletion.readLock().unlock();
       }
+      return await(f, key, deadlineMs);
     }
-    return await(existing, key);
+    return await(existing, key, deadlineMs);
   }
 
-  private PartitionLog openOrAwait(TopicPartition key, boolean reset) throws IOException {
-    String topicResourceName = key.topicResourceName();
-    int partitionId = key.partitionId();
+  /** The future of the key's log, starting its open if none is under way. */
+  private CompletableFuture<PartitionLog> openOrGet(TopicPartition key, boolean reset) throws IOException {
     CompletableFuture<PartitionLog> existing = logs.get(key);
-    if (existing == null) {
-      CompletableFuture<PartitionLog> mine = new CompletableFuture<>();
-      existing = logs.putIfAbsent(key, mine);
-      if (existing == null) {
-        PartitionLog log;
-        try {
-          log = PartitionLog.open(fs, partitionDir(topicResourceName, partitionId), config, clock, tailCache,
-              nextOffsets, topicResourceName, partitionId, reset);
-        } catch (IOException | RuntimeException | Error e) {
-          logs.remove(key, mine);
-          mine.completeExceptionally(e);
-          throw e;
-        }
-        mine.complete(log);
-        if (closed) { // close() ran while this log was opening and may not have seen it
-          logs.remove(key, mine);
-          log.close();
-          ensureOpen();
-        }
-        return log;
+    if (existing != null) return existing;
+    CompletableFuture<PartitionLog> mine = new CompletableFuture<>();
+    existing = logs.putIfAbsent(key, mine);
+    if (existing != null) return existing;
+    if (openExecutor == null) {
+      doOpen(key, mine, reset);
+    } else {
+      try {
+        openExecutor.execute(() -> doOpen(key, mine, reset));
+      } catch (RejectedExecutionException e) {
+        logs.remove(key, mine);
+        IOException busy = new IOException("too many partitions are being opened (" + limits.maxPendingOpens()
+            + " waiting, storage.open.pending.max); retry later");
+        mine.completeExceptionally(busy);
+        throw busy;
       }
     }
-    return await(existing, key);
+    return mine;
   }
 
-  private static PartitionLog await(CompletableFuture<PartitionLog> f, TopicPartition key) throws IOException {
+  private void doOpen(TopicPartition key, CompletableFuture<PartitionLog> mine, boolean reset) {
+    PartitionLog log;
+    try {
+      log = PartitionLog.open(fs, partitionDir(key.topicResourceName(), key.partitionId()), config, clock, tailCache,
+          nextOffsets, key.topicResourceName(), key.partitionId(), reset);
+    } catch (IOException | RuntimeException | Error e) {
+      logs.remove(key, mine);
+      mine.completeExceptionally(e);
+      return;
+    }
+    opensCount.incrementAndGet();
+    closedOffsets.remove(key); // the open log answers now; its close stores fresh ones
+    lastUseMs.putIfAbsent(key, clock.millis());
+    mine.complete(log);
+    if (closed) { // close() ran while this log was opening and may not have seen it
+      logs.remove(key, mine);
+      log.close();
+      return;
+    }
+    evictOverLimits(key);
+  }
+
+  private PartitionLog await(CompletableFuture<PartitionLog> f, TopicPartition key, long deadlineMs) throws IOException {
+    try {
+      if (f.isDone()) return f.get();
+      long waitMs = deadlineMs - clock.millis();
+      if (waitMs <= 0) throw new TimeoutException();
+      return f.get(waitMs, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted while waiting for " + key + " to open");
+    } catch (TimeoutException e) {
+      throw new StorageDeadlineException("partition " + key.partitionId() + " of " + key.topicResourceName()
+          + " is still being opened (recovering) and the request's deadline has passed; retry");
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof PartitionFencedException pf) throw new PartitionFencedException(pf.getMessage());
+      if (e.getCause() instanceof PartitionDataMissingException missing) {
+        throw new PartitionDataMissingException(missing.getMessage());
+      }
+      throw new IOException("could not open the log of " + key + ": " + e.getCause().getMessage(), e.getCause());
+    }
+  }
+
+  /** Waits without a deadline: for deletion and close, which must see the open's outcome. */
+  private static PartitionLog awaitDone(CompletableFuture<PartitionLog> f, TopicPartition key) throws IOException {
     try {
       return f.get();
     } catch (InterruptedException e) {
@@ -213,7 +348,7 @@ public final class PartitionLogs implements Closeable {
    * Operator reset of a partition whose data is missing ({@link PartitionDataMissingException}):
    * opens it accepting that the offsets below its recorded next offset are lost, so that it
    * continues at the recorded next offset (never below it). A partition that opens without loss
-   * is opened normally and left unchanged.
+   * is opened normally and left unchanged. Waits for the open without a deadline (an admin call).
    *
    * @return the partition's log after the reset
    */
@@ -222,10 +357,156 @@ public final class PartitionLogs implements Closeable {
     TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
         partitionId);
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    CompletableFuture<PartitionLog> f;
     deletion.readLock().lock();
     try {
       if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
-      return openOrAwait(key, true);
+      closedOffsets.remove(key);
+      lastUseMs.put(key, clock.millis());
+      f = openOrGet(key, true);
+    } finally {
+      deletion.readLock().unlock();
+    }
+    return awaitDone(f, key);
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
+  }
+
+  /**
+   * The offsets of a partition without opening it: from its log if open, else from what was kept
+   * when it was closed, else from its directory listing and newest index ({@link
+   * PartitionOffsets#read}); only when the listing cannot tell (the newest segment was not sealed:
+   * after a crash, or written by another server) is the log opened, with the default deadline.
+   */
+  public PartitionOffsets offsets(String topicResourceName, int partitionId) throws IOException {
+    ensureOpen();
+    if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
+    TopicPartition key = new TopicPartition(topicResourceName, partitionId);
+    String fencedBy = fenced.get(key);
+    if (fencedBy != null) throw new PartitionFencedException(fencedBy);
+    CompletableFuture<PartitionLog> f = logs.get(key);
+    if (f != null && f.isDone() && !f.isCompletedExceptionally()) {
+      PartitionLog log = f.join();
+      if (!log.isClosed()) return PartitionOffsets.of(log);
+    }
+    PartitionOffsets kept = closedOffsets.get(key);
+    if (kept != null) return kept;
+    PartitionOffsets read = f != null ? null
+        : PartitionOffsets.read(fs, partitionDir(topicResourceName, partitionId), config.indexIntervalBytes());
+    if (read != null && read.endOffset() < nextOffsets.nextOffset(topicResourceName, partitionId)) {
+      // Below the recorded next offset: data is missing; the open refuses with the reason.
+      read = null;
+    }
+    if (read != null) {
+      // Keep it only while the partition is still not open (an open meanwhile answers itself).
+      if (!logs.containsKey(key)) closedOffsets.put(key, read);
+      return read;
+    }
+    return PartitionOffsets.of(log(topicResourceName, partitionId));
+  }
+
+  /** Logs open now (opening ones included). */
+  public int openLogCount() {
+    return logs.size();
+  }
+
+  /** Files held by the open logs, counted as segments + 1 (the active writer) per log. */
+  public int openFileCount() {
+    int files = 0;
+    for (CompletableFuture<PartitionLog> f : logs.values()) {
+      if (f.isDone() && !f.isCompletedExceptionally()) files += f.join().segmentCount() + 1;
+    }
+    return files;
+  }
+
+  /** Logs opened by this instance so far (each recovery counts). */
+  public int openedLogs() {
+    return opensCount.get();
+  }
+
+  /** Logs closed by the limits, idleness or fencing so far. */
+  public int evictedLogs() {
+    return evictionsCount.get();
+  }
+
+  public Limits limits() {
+    return limits;
+  }
+
+  /**
+   * One sweep: closes fenced logs and logs unused for {@link Limits#idleCloseMs}, then the least
+   * recently used ones while over {@link Limits#maxOpenLogs} or {@link Limits#maxOpenFiles}. Meant
+   * for one scheduler thread; tests call it after moving their clock.
+   *
+   * @return the number of logs closed
+   */
+  public int runEvictionOnce() {
+    if (closed) return 0;
+    int closedNow = 0;
+    long now = clock.millis();
+    for (Map.Entry<TopicPartition, CompletableFuture<PartitionLog>> e : new ArrayList<>(logs.entrySet())) {
+      CompletableFuture<PartitionLog> f = e.getValue();
+      if (!f.isDone() || f.isCompletedExceptionally()) continue;
+      PartitionLog log = f.join();
+      Long used = lastUseMs.get(e.getKey());
+      boolean idle = limits.idleCloseMs() > 0 && (used == null || now - used >= limits.idleCloseMs());
+      if ((log.isFenced() || log.isClosed() || idle) && evict(e.getKey(), f)) closedNow++;
+    }
+    lastUseMs.keySet().removeIf(k -> !logs.containsKey(k)); // left by opens that failed
+    return closedNow + evictOverLimits(null);
+  }
+
+  /** Closes least recently used logs (never {@code keep}) until within the limits. */
+  private int evictOverLimits(TopicPartition keep) {
+    if (logs.size() <= limits.maxOpenLogs() && (limits.maxOpenFiles() == Integer.MAX_VALUE
+        || openFileCount() <= limits.maxOpenFiles())) {
+      return 0;
+    }
+    synchronized (lastUseMs) { // one evicting thread at a time: they would pick the same victims
+      List<Map.Entry<TopicPartition, CompletableFuture<PartitionLog>>> open = new ArrayList<>();
+      for (Map.Entry<TopicPartition, CompletableFuture<PartitionLog>> e : logs.entrySet()) {
+        if (e.getValue().isDone() && !e.getValue().isCompletedExceptionally() && !e.getKey().equals(keep)) {
+          open.add(e);
+        }
+      }
+      open.sort(java.util.Comparator.comparingLong(e -> lastUseMs.getOrDefault(e.getKey(), Long.MIN_VALUE)));
+      int files = openFileCount();
+      int evicted = 0;
+      for (Map.Entry<TopicPartition, CompletableFuture<PartitionLog>> e : open) {
+        if (logs.size() <= limits.maxOpenLogs() && files <= limits.maxOpenFiles()) break;
+        int held = e.getValue().join().segmentCount() + 1;
+        if (evict(e.getKey(), e.getValue())) {
+          files -= held;
+          evicted++;
+        }
+      }
+      return evicted;
+    }
+  }
+
+  /**
+   * Closes one open log and forgets it, keeping its offsets (or, if fenced, the refusal). Under
+   * the deletion read lock, so it never seals a segment into a topic directory being deleted.
+   */
+  private boolean evict(TopicPartition key, CompletableFuture<PartitionLog> f) {
+    deletion.readLock().lock();
+    try {
+      PartitionLog log = f.join();
+      if (log.isFenced()) {
+        fenced.put(key, "partition " + key.partitionId() + " of " + key.topicResourceName()
+            + " was taken over by another server");
+      }
+      if (!logs.remove(key, f)) return false;
+      lastUseMs.remove(key);
+      if (!log.isFenced() && !log.isClosed()) closedOffsets.put(key, PartitionOffsets.of(log));
+      log.close();
+      evictionsCount.incrementAndGet();
+      LOG.debug("Closed the log of partition {} of {} (idle, fenced or over the open limits)",
+          key.partitionId(), key.topicResourceName());
+      return true;
     } finally {
       deletion.readLock().unlock();
     }
@@ -269,12 +550,14 @@ public final class PartitionLogs implements Closeable {
       if (f == null) continue;
       PartitionLog log;
       try {
-        log = await(f, key);
+        log = awaitDone(f, key);
       } catch (IOException e) {
         continue; // never opened: the directory delete below removes it
       }
       log.deleteAll();
     }
+    closedOffsets.keySet().removeIf(k -> k.topicResourceName().equals(topicResourceName));
+    lastUseMs.keySet().removeIf(k -> k.topicResourceName().equals(topicResourceName));
     Path dir = topicDir(topicResourceName);
     if (fs.exists(dir) && !fs.delete(dir, true)) {
       throw new IOException("could not delete topic directory " + dir);
@@ -326,7 +609,16 @@ public final class PartitionLogs implements Closeable {
             CompletableFuture<PartitionLog> f = logs.get(new TopicPartition(topic, partitionId));
             if (f != null && f.isDone() && !f.isCompletedExceptionally()) log = f.join();
           } else if (fs.exists(p.getPath())) { // else the topic was deleted meanwhile: do not recreate it
-            log = log(topic, partitionId);
+            TopicPartition key = new TopicPartition(topic, partitionId);
+            boolean wasOpen = logs.containsKey(key);
+            // A partition not open is opened only if its oldest segment may have expired: a pass
+            // must not open (and so keep open) every partition on disk.
+            if (wasOpen || mayHaveExpired(p.getPath(), retentionMs)) {
+              Long used = lastUseMs.get(key);
+              log = log(topic, partitionId);
+              // Retention is no use: it must not keep an idle log from being closed.
+              if (used == null) lastUseMs.remove(key); else lastUseMs.put(key, used);
+            }
           }
           if (log != null) deleted += log.deleteExpiredSegments(retentionMs);
         } catch (IOException | RuntimeException e) {
@@ -337,6 +629,34 @@ public final class PartitionLogs implements Closeable {
       }
     }
     return deleted;
+  }
+
+  /**
+   * Whether the oldest segment in {@code dir} may be past {@code retentionMs}: false only when its
+   * index (sealed segment) shows a newer append, or it is the only segment and empty.
+   */
+  private boolean mayHaveExpired(Path dir, long retentionMs) throws IOException {
+    FileStatus oldest = null;
+    int segments = 0;
+    for (FileStatus st : fs.listStatus(dir)) {
+      String name = st.getPath().getName();
+      if (!st.isFile() || !name.endsWith(LogSegment.LOG_SUFFIX)) continue;
+      segments++;
+      if (oldest == null || name.compareTo(oldest.getPath().getName()) < 0) oldest = st;
+    }
+    if (oldest == null) return false;
+    if (segments == 1 && oldest.getLen() == 0) return false;
+    String stem = oldest.getPath().getName();
+    stem = stem.substring(0, stem.length() - LogSegment.LOG_SUFFIX.length());
+    Path index = new Path(dir, stem + LogSegment.INDEX_SUFFIX);
+    long base;
+    try {
+      base = Long.parseLong(stem.split("-")[0]);
+    } catch (NumberFormatException e) {
+      return true;
+    }
+    OffsetIndex.Persisted persisted = OffsetIndex.read(fs, index, base, config.indexIntervalBytes());
+    return persisted == null || persisted.seal().maxAppendTimestampMs() < clock.millis() - retentionMs;
   }
 
   private static int parsePartitionId(FileStatus st) {
@@ -351,11 +671,12 @@ public final class PartitionLogs implements Closeable {
   @Override
   public void close() {
     closed = true;
+    if (openExecutor != null) openExecutor.shutdown(); // opens under way finish and close themselves
     for (TopicPartition key : new ArrayList<>(logs.keySet())) {
       CompletableFuture<PartitionLog> f = logs.remove(key);
       if (f == null) continue;
       try {
-        await(f, key).close();
+        awaitDone(f, key).close();
       } catch (IOException e) {
         LOG.debug("{} never opened", key, e);
       }

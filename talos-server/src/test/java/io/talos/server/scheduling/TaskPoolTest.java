@@ -139,20 +139,6 @@ class TaskPoolTest {
   }
 
   @Test
-  void shouldBreakTiesByLowestWorkerIdAndIgnoreRunningTask() {
-    pool(3);
-    List<Integer> chosen = new ArrayList<>();
-    RecordingTask a = get("a", "a").onRun(() -> {
-      submit(get("b", "b"));
-      chosen.add(pool.workerOf("b"));
-    });
-    submit(a);
-    assertEquals(0, pool.workerOf("a"), "all idle: lowest id");
-    pool.worker(0).runOnce();
-    assertEquals(List.of(0), chosen, "worker 0, running a, has 0 waiting like the others: lowest id wins");
-  }
-
-  @Test
   void shouldPinKeyToItsHashedWorkerWhateverTheLoadWithHashedSelector() {
     pool(PoolConfig.builder().workers(4).selector(new HashedWorkerSelector()));
     // Integer hash codes below 2^16 are their value: key k goes to worker k % 4
@@ -491,5 +477,23 @@ class TaskPoolTest {
     clock.advanceMs(65); // 100 ms since creation: busy 30 of them
     assertEquals(0.30, busy0.getValue(), 1e-9);
     assertEquals(0.0, busy1.getValue(), 1e-9);
+  }
+
+  @Test
+  void aFreeKeyGoesToAnIdleWorkerRatherThanOneBusyRunningATask() {
+    pool(2);
+    int[] chosen = {-2};
+    RecordingTask other = get("other", "k2");
+    RecordingTask busy = get("busy", "k1").onRun(() -> {
+      // While worker 0 runs this task (say a storage call that stalls), a new key arrives.
+      assertEquals(Admission.ACCEPTED, pool.submit(other));
+      chosen[0] = pool.workerOf("k2");
+    });
+    assertEquals(Admission.ACCEPTED, pool.submit(busy));
+    assertEquals(0, pool.workerOf("k1"));
+    assertTrue(pool.worker(0).runOnce());
+    assertEquals(1, chosen[0], "the new key went to the worker busy running a task");
+    assertTrue(pool.worker(1).runOnce());
+    assertEquals(List.of("run busy", "run other"), log);
   }
 }

@@ -170,4 +170,180 @@ class PartitionLogsTest {
     assertThrows(IOException.class, () -> logs.log(ORDERS, 0));
     assertEquals(0, logs.runRetentionOnce(t -> 0L));
   }
+
+  // ---- bounded open logs -----------------------------------------------------------------
+
+  private PartitionLogs newLogs(PartitionLogs.Limits limits) {
+    return new PartitionLogs(fs, new Path(new Path(tmp.toUri()), "data"), config, clock, 0, limits);
+  }
+
+  private static PartitionLogs.Limits limits(int maxLogs, int maxFiles, long idleCloseMs) {
+    return new PartitionLogs.Limits(maxLogs, maxFiles, idleCloseMs, 0, 0, 10_000);
+  }
+
+  @Test
+  void shouldAnswerOffsetsOfPartitionsNotOpenWithoutOpeningThem() throws Exception {
+    append(logs.log(ORDERS, 0), 10); // segments [0,4) [4,8) [8,10)
+    append(logs.log(ORDERS, 1), 3);
+    logs.log(ORDERS, 2); // created, empty
+    PartitionOffsets p0 = PartitionOffsets.of(logs.log(ORDERS, 0));
+    logs.close();
+    logs = newLogs();
+
+    assertEquals(new PartitionOffsets(0, 10, p0.sizeBytes()), logs.offsets(ORDERS, 0));
+    assertEquals(3, logs.offsets(ORDERS, 1).endOffset());
+    assertEquals(new PartitionOffsets(0, 0, 0), logs.offsets(ORDERS, 2));
+    assertEquals(PartitionOffsets.EMPTY, logs.offsets(ORDERS, 7), "never written");
+    assertEquals(0, logs.openedLogs(), "no log was opened");
+    assertEquals(0, logs.openLogCount());
+    assertFalse(Files.exists(tmp.resolve("data/CL123.23orders.23a1b2/7")), "nothing created for an offset query");
+    // no new segment either (each open of a non-empty log would start one)
+    try (var files = Files.list(tmp.resolve("data/CL123.23orders.23a1b2/0"))) {
+      assertEquals(3, files.filter(f -> f.toString().endsWith(".log")).count());
+    }
+    // once open, the live log answers
+    append(logs.log(ORDERS, 1), 2);
+    assertEquals(5, logs.offsets(ORDERS, 1).endOffset());
+  }
+
+  @Test
+  void shouldOpenTheLogForOffsetsOnlyWhenTheListingCannotTell() throws Exception {
+    PartitionLog log = logs.log(ORDERS, 0);
+    append(log, 2);
+    // A crash: the newest segment is left unsealed (no index). Simulated by a second instance
+    // reading while the first still has it open.
+    PartitionLogs other = newLogs();
+    try {
+      assertEquals(2, other.offsets(ORDERS, 0).endOffset());
+      assertEquals(1, other.openedLogs(), "recovery was needed");
+    } finally {
+      other.close();
+    }
+  }
+
+  @Test
+  void shouldKeepAtMostTheConfiguredNumberOfLogsOpenClosingTheLeastRecentlyUsed() throws Exception {
+    logs.close();
+    logs = newLogs(limits(3, Integer.MAX_VALUE, 0));
+    for (int p = 0; p < 5; p++) {
+      append(logs.log(ORDERS, p), 2);
+      clock.advanceMs(1);
+    }
+    assertEquals(3, logs.openLogCount());
+    assertEquals(2, logs.evictedLogs());
+    clock.advanceMs(1);
+    logs.log(ORDERS, 2); // used again: 3 is now the least recently used
+    clock.advanceMs(1);
+    PartitionLog p0 = logs.log(ORDERS, 0); // reopened, with its records
+    assertEquals(2, p0.endOffset());
+    assertEquals(3, logs.openLogCount());
+    assertEquals(6, logs.openedLogs());
+    // offsets of the closed ones come from what was kept at close: no open
+    assertEquals(2, logs.offsets(ORDERS, 3).endOffset());
+    assertEquals(2, logs.offsets(ORDERS, 1).endOffset());
+    assertEquals(6, logs.openedLogs());
+    assertFalse(logs.log(ORDERS, 2).isClosed());
+  }
+
+  @Test
+  void shouldCloseLogsWhileTheirFilesExceedTheConfiguredMaximum() throws Exception {
+    logs.close();
+    logs = newLogs(limits(100, 6, 0));
+    append(logs.log(ORDERS, 0), 10); // 3 segments + the writer: 4 files
+    clock.advanceMs(1);
+    append(logs.log(ORDERS, 1), 1);  // 2 files: 6 in all, at the limit
+    assertEquals(2, logs.openLogCount());
+    clock.advanceMs(1);
+    append(logs.log(ORDERS, 2), 1);  // 8 > 6: the least recently used (0) is closed
+    assertEquals(2, logs.openLogCount());
+    assertTrue(logs.openFileCount() <= 6, "files " + logs.openFileCount());
+    assertEquals(10, logs.offsets(ORDERS, 0).endOffset());
+    // a log growing segments is caught by the sweep
+    append(logs.log(ORDERS, 1), 12);
+    assertTrue(logs.openFileCount() > 6, "files " + logs.openFileCount());
+    assertEquals(1, logs.runEvictionOnce());
+    assertTrue(logs.openFileCount() <= 6, "files " + logs.openFileCount());
+  }
+
+  @Test
+  void shouldCloseIdleLogsWhenTheSweepRunsAfterTheIdleTime() throws Exception {
+    logs.close();
+    logs = newLogs(limits(100, Integer.MAX_VALUE, 1_000));
+    PartitionLog a = logs.log(ORDERS, 0);
+    PartitionLog b = logs.log(ORDERS, 1);
+    append(a, 1);
+    clock.advanceMs(600);
+    assertEquals(0, logs.runEvictionOnce(), "nothing idle yet");
+    logs.log(ORDERS, 1); // b used again
+    clock.advanceMs(600);
+    assertEquals(1, logs.runEvictionOnce());
+    assertTrue(a.isClosed());
+    assertFalse(b.isClosed());
+    assertEquals(1, logs.offsets(ORDERS, 0).endOffset());
+    clock.advanceMs(1_000);
+    assertEquals(1, logs.runEvictionOnce());
+    assertTrue(b.isClosed());
+    assertEquals(0, logs.openLogCount());
+    assertEquals(1, logs.log(ORDERS, 0).endOffset(), "reopens on use");
+  }
+
+  @Test
+  void shouldNotOpenPartitionsForRetentionWhoseOldestSegmentIsNotExpired() throws Exception {
+    append(logs.log(ORDERS, 0), 10);
+    append(logs.log(ORDERS, 1), 10);
+    logs.close();
+    logs = newLogs();
+    clock.advanceMs(60_000);
+    assertEquals(0, logs.runRetentionOnce(t -> 120_000L));
+    assertEquals(0, logs.openedLogs(), "a retention pass must not open every partition on disk");
+    assertEquals(6, logs.runRetentionOnce(t -> 30_000L));
+    assertEquals(2, logs.openedLogs());
+  }
+
+  @Test
+  void shouldWaitForASlowOpenOnlyUntilTheDeadlineWithoutBlockingOtherPartitions() throws Exception {
+    StallingOpens stalling = new StallingOpens(fs, "/0");
+    PartitionLogs slow = new PartitionLogs(stalling, new Path(new Path(tmp.toUri()), "data"), config, clock, 0,
+        new PartitionLogs.Limits(100, 1000, 0, 2, 10, 10_000));
+    try {
+      StorageDeadlineException e = assertThrows(StorageDeadlineException.class,
+          () -> slow.log(ORDERS, 0, clock.millis() + 200));
+      assertTrue(e.getMessage().contains("deadline"), e.getMessage());
+      // another partition opens on the other open thread meanwhile
+      assertEquals(0, slow.log(ORDERS, 1, clock.millis() + 10_000).endOffset());
+      assertTrue(stalling.stalled.getCount() == 0, "the open of partition 0 is still stalled");
+      stalling.release.countDown();
+      PartitionLog p0 = slow.log(ORDERS, 0, clock.millis() + 10_000); // the open went on: done now
+      assertEquals(1, slow.openedLogs() - 1);
+      assertFalse(p0.isClosed());
+    } finally {
+      stalling.release.countDown();
+      slow.close();
+    }
+  }
+
+  /** Stalls listing any directory whose path ends with {@code suffix} until released. */
+  private static final class StallingOpens extends org.apache.hadoop.fs.FilterFileSystem {
+    final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    final java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+    private final String suffix;
+
+    StallingOpens(FileSystem raw, String suffix) {
+      super(raw);
+      this.suffix = suffix;
+    }
+
+    @Override
+    public org.apache.hadoop.fs.FileStatus[] listStatus(Path f) throws IOException {
+      if (f.toUri().getPath().endsWith(suffix)) {
+        stalled.countDown();
+        try {
+          release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return super.listStatus(f);
+    }
+  }
 }

@@ -1,0 +1,124 @@
+package io.talos.server.frontend;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import io.talos.server.service.RequestDeadline;
+
+/**
+ * Where the storage part of a put or get runs, so that a stalled file system (an hdfs DataNode or
+ * NameNode that stops answering) costs a pool worker at most the request's deadline.
+ *
+ * <p>A pool worker hands the call's body to a bounded executor of storage threads and waits for it
+ * until the deadline of each request it serves: a request whose deadline passes first is answered
+ * REQUEST_PROCESS_TIMEOUT at its deadline (a put then "may or may not have been stored"), and the
+ * worker goes on with the next partition's tasks while the stalled call keeps its storage thread.
+ * Storage threads are bounded ({@code storage.io.threads}, with as many calls waiting): when all
+ * are taken by stalled calls a request is refused at once with a retriable error instead of
+ * queueing behind them. The request's deadline is bound ({@link RequestDeadline}) on the storage
+ * thread, so that waiting for a partition to open stops at it too.
+ *
+ * <p>With 0 threads the body runs on the worker itself (no protection; for tests that step the
+ * pool by hand). Thread-safe.
+ */
+final class StorageCalls implements AutoCloseable {
+  /** Runs bodies on the calling thread. */
+  static StorageCalls inline(Clock clock, long defaultDeadlineMs) {
+    return new StorageCalls(clock, defaultDeadlineMs, 0);
+  }
+
+  private final Clock clock;
+  private final long defaultDeadlineMs;
+  private final ThreadPoolExecutor executor;
+
+  /**
+   * @param defaultDeadlineMs deadline of a request that carries none, after its arrival
+   * @param threads storage threads; 0 runs bodies on the caller's thread
+   */
+  StorageCalls(Clock clock, long defaultDeadlineMs, int threads) {
+    this.clock = clock;
+    this.defaultDeadlineMs = defaultDeadlineMs;
+    if (threads > 0) {
+      AtomicInteger n = new AtomicInteger();
+      executor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(threads), r -> {
+        Thread t = new Thread(r, "talos-storage-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+      executor.allowCoreThreadTimeOut(true);
+    } else {
+      executor = null;
+    }
+  }
+
+  Clock clock() {
+    return clock;
+  }
+
+  long defaultDeadlineMs() {
+    return defaultDeadlineMs;
+  }
+
+  /**
+   * Runs {@code body}, which answers every task of {@code tasks} itself, and returns once it has,
+   * or once each task whose body has not answered it yet has been answered with the timeout
+   * error at its deadline, or at once if no storage thread is free.
+   */
+  void run(Runnable body, List<? extends MessageCallTask> tasks) {
+    long bodyDeadline = Long.MIN_VALUE;
+    for (MessageCallTask t : tasks) bodyDeadline = Math.max(bodyDeadline, t.deadlineMs());
+    final long deadline = bodyDeadline;
+    Runnable bound = () -> {
+      RequestDeadline.bind(deadline);
+      try {
+        body.run();
+      } finally {
+        RequestDeadline.unbind();
+      }
+    };
+    if (executor == null) {
+      bound.run();
+      return;
+    }
+    Future<?> f;
+    try {
+      f = executor.submit(bound);
+    } catch (RejectedExecutionException e) {
+      for (MessageCallTask t : tasks) t.storageBusy(executor.getMaximumPoolSize());
+      return;
+    }
+    List<MessageCallTask> byDeadline = new ArrayList<>(tasks);
+    byDeadline.sort(Comparator.comparingLong(MessageCallTask::deadlineMs));
+    for (MessageCallTask t : byDeadline) {
+      try {
+        long waitMs = t.deadlineMs() - clock.millis();
+        if (waitMs > 0) f.get(waitMs, TimeUnit.MILLISECONDS);
+        if (f.isDone()) return;
+        t.storageTimedOut();
+      } catch (TimeoutException e) {
+        t.storageTimedOut();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        for (MessageCallTask task : tasks) task.storageTimedOut();
+        return;
+      } catch (ExecutionException e) {
+        for (MessageCallTask task : tasks) task.fail(e.getCause()); // the body broke its contract
+        return;
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    if (executor != null) executor.shutdownNow();
+  }
+}
