@@ -181,7 +181,7 @@ class RestartTest {
   static Process startChild(Path dataDir, Path log) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-        "io.talos.server.TalosServerMain", "--port", "0", "--data-dir", dataDir.toString());
+        "io.talos.server.TalosServerMain", "--port", "0", "-Dserver.ops.port=0", "--data-dir", dataDir.toString());
     pb.redirectErrorStream(true);
     pb.redirectOutput(log.toFile());
     return pb.start();

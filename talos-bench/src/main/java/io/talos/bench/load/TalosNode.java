@@ -35,7 +35,7 @@ final class TalosNode implements AutoCloseable {
       Map<String, String> serverProps) throws IOException, InterruptedException {
     Path dataDir = Files.createTempDirectory(workDir, "talos-data-");
     List<String> args = new ArrayList<>(List.of("--port", "0", "--host", "127.0.0.1",
-        "--data-dir", dataDir.toString()));
+        "--data-dir", dataDir.toString(), "-Dserver.ops.port=0"));
     serverProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
     List<String> jvm = new ArrayList<>(jvmOptions);
     jvm.add("-Dlog4j.configuration=log4j-server.properties");

@@ -209,12 +209,13 @@ public final class PartitionLogs implements Closeable {
    * URIs and URIs without a scheme get a {@link RawLocalFileSystem}: no {@code .crc} side files,
    * and its streams map hflush to {@code flush} and hsync to {@code flush} + {@code fsync} (checked
    * in hadoop-common 3.4.1: {@code FSDataOutputStream -> BufferedIOStatisticsOutputStream ->
-   * LocalFSFileOutputStream.hsync -> FileDescriptor.sync}). Other schemes go to {@link
+   * LocalFSFileOutputStream.hsync -> FileDescriptor.sync}), creating files 0600 and directories
+   * 0700 ({@link OwnerOnlyLocalFileSystem}). Other schemes go to {@link
    * FileSystem#newInstance(URI, Configuration)}.
    */
   public static FileSystem fileSystemFor(URI root, Configuration conf) throws IOException {
     if (root.getScheme() == null || "file".equals(root.getScheme())) {
-      RawLocalFileSystem raw = new RawLocalFileSystem();
+      RawLocalFileSystem raw = new OwnerOnlyLocalFileSystem();
       raw.initialize(URI.create("file:///"), conf);
       return raw;
     }
