@@ -1,0 +1,224 @@
+package io.talos.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.talos.server.auth.AuditLog;
+import io.talos.thrift.CreateCredentialRequest;
+import io.talos.thrift.CreateCredentialResponse;
+import io.talos.thrift.CredentialService;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.RevokeCredentialRequest;
+import io.talos.thrift.RotateCredentialRequest;
+import io.talos.thrift.RotateCredentialResponse;
+import io.talos.thrift.TopicService;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.log4j.AppenderSkeleton;
+import org.apache.log4j.Logger;
+import org.apache.log4j.spi.LoggingEvent;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Credentials on a real server over real HTTP: create, rotate (both secrets valid during the
+ * grace period, the old one refused after it, on the server's injected clock), revoke (401 at
+ * once on this node), admin only; and what the audit log gets: one line per admin call, rate
+ * limited authentication failures, never a secret.
+ */
+class CredentialsEndToEndTest {
+  private static final long GRACE_MS = 60_000;
+  private static final long AUDIT_INTERVAL_MS = 10_000;
+
+  /** Every line of the talos.audit logger (also routed to its file by the server's log4j config). */
+  static final class Capture extends AppenderSkeleton {
+    final List<String> lines = new CopyOnWriteArrayList<>();
+
+    @Override
+    protected void append(LoggingEvent event) {
+      lines.add(event.getRenderedMessage());
+    }
+
+    @Override
+    public void close() {}
+
+    @Override
+    public boolean requiresLayout() {
+      return false;
+    }
+  }
+
+  private final Capture audit = new Capture();
+
+  @BeforeEach
+  void attach() {
+    Logger.getLogger(AuditLog.LOGGER_NAME).addAppender(audit);
+  }
+
+  @AfterEach
+  void detach() {
+    Logger.getLogger(AuditLog.LOGGER_NAME).removeAppender(audit);
+  }
+
+  private static TalosServer start(Path dir, ManualClock clock) throws Exception {
+    return TalosServer.start(new ServerConfig(TestServers.props(dir,
+        ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MS, Long.toString(GRACE_MS),
+        ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS, Long.toString(AUDIT_INTERVAL_MS))), clock);
+  }
+
+  private static CreateCredentialResponse create(RawApi admin, String account) throws Exception {
+    CredentialService.createCredential_result r = admin.call("credential", "createCredential",
+        new CredentialService.createCredential_args(new CreateCredentialRequest(account)),
+        new CredentialService.createCredential_result());
+    assertFalse(r.isSetE(), String.valueOf(r.getE()));
+    return r.getSuccess();
+  }
+
+  /** HTTP status of a listTopics signed with {@code keyId}/{@code secret}. */
+  private static int listTopicsStatus(TalosServer server, String keyId, String secret) throws Exception {
+    HttpResponse<byte[]> response = new RawApi(server.endpoint(), keyId, secret).post("/v1/api/topic", "listTopics",
+        RawApi.call("listTopics", new TopicService.listTopics_args()));
+    return response.statusCode();
+  }
+
+  @Test
+  void createRotateRevokeOverHttp(@TempDir Path dir) throws Exception {
+    ManualClock clock = new ManualClock(System.currentTimeMillis());
+    try (TalosServer server = start(dir, clock)) {
+      RawApi admin = RestartTest.api(server);
+      CreateCredentialResponse alice = create(admin, "alice");
+      String keyId = alice.getCredential().getSecretKeyId();
+      String secret1 = alice.getSecretKey();
+      assertEquals("alice", alice.getCredential().getAccountId());
+      assertFalse(alice.getCredential().isAdmin());
+      assertEquals(200, listTopicsStatus(server, keyId, secret1));
+
+      // The topic alice creates is hers.
+      RawApi asAlice = new RawApi(server.endpoint(), keyId, secret1);
+      TopicService.createTopic_result topic = asAlice.call("topic", "createTopic", new TopicService.createTopic_args(
+          new io.talos.thrift.CreateTopicRequest("alices", new io.talos.thrift.TopicAttribute().setPartitionNumber(1))),
+          new TopicService.createTopic_result());
+      assertEquals("alice", topic.getSuccess().getTopicInfo().getOwnerId());
+
+      // A second active credential for the same account is refused; so is the reserved admin account.
+      CredentialService.createCredential_result again = admin.call("credential", "createCredential",
+          new CredentialService.createCredential_args(new CreateCredentialRequest("alice")),
+          new CredentialService.createCredential_result());
+      assertEquals(ErrorCode.OPERATION_FAILED, again.getE().getErrorCode());
+      CredentialService.createCredential_result reserved = admin.call("credential", "createCredential",
+          new CredentialService.createCredential_args(new CreateCredentialRequest("admin")),
+          new CredentialService.createCredential_result());
+      assertEquals(ErrorCode.INVALID_REQUEST_PARAMS, reserved.getE().getErrorCode());
+      CredentialService.createCredential_result badName = admin.call("credential", "createCredential",
+          new CredentialService.createCredential_args(new CreateCredentialRequest("a#b")),
+          new CredentialService.createCredential_result());
+      assertEquals(ErrorCode.INVALID_REQUEST_PARAMS, badName.getE().getErrorCode());
+      assertTrue(badName.getE().getErrMsg().contains("A-Z a-z 0-9 . _ -"), badName.getE().getErrMsg());
+
+      // Non-admin: every credential call is refused.
+      CredentialService.createCredential_result byAlice = asAlice.call("credential", "createCredential",
+          new CredentialService.createCredential_args(new CreateCredentialRequest("mallory")),
+          new CredentialService.createCredential_result());
+      assertEquals(ErrorCode.PERMISSION_DENIED_ERROR, byAlice.getE().getErrorCode());
+      CredentialService.listCredentials_result listByAlice = asAlice.call("credential", "listCredentials",
+          new CredentialService.listCredentials_args(), new CredentialService.listCredentials_result());
+      assertEquals(ErrorCode.PERMISSION_DENIED_ERROR, listByAlice.getE().getErrorCode());
+
+      // Rotation: both secrets valid during the grace period, the old one refused after it.
+      CredentialService.rotateCredential_result rotated = admin.call("credential", "rotateCredential",
+          new CredentialService.rotateCredential_args(new RotateCredentialRequest(keyId)),
+          new CredentialService.rotateCredential_result());
+      assertFalse(rotated.isSetE(), String.valueOf(rotated.getE()));
+      RotateCredentialResponse r = rotated.getSuccess();
+      String secret2 = r.getSecretKey();
+      assertFalse(secret2.equals(secret1));
+      assertEquals(keyId, r.getCredential().getSecretKeyId());
+      assertEquals(clock.millis() + GRACE_MS, r.getCredential().getPreviousSecretExpiresMs());
+      assertEquals(200, listTopicsStatus(server, keyId, secret1));
+      assertEquals(200, listTopicsStatus(server, keyId, secret2));
+      clock.advanceMs(GRACE_MS - 1);
+      assertEquals(200, listTopicsStatus(server, keyId, secret1), "last ms of the grace period");
+      clock.advanceMs(1);
+      assertEquals(401, listTopicsStatus(server, keyId, secret1), "grace period over");
+      assertEquals(200, listTopicsStatus(server, keyId, secret2));
+
+      // A grace period beyond the limit is refused, naming the key.
+      CredentialService.rotateCredential_result tooLong = admin.call("credential", "rotateCredential",
+          new CredentialService.rotateCredential_args(new RotateCredentialRequest(keyId).setGraceMs(Long.MAX_VALUE)),
+          new CredentialService.rotateCredential_result());
+      assertEquals(ErrorCode.INVALID_REQUEST_PARAMS, tooLong.getE().getErrorCode());
+      assertTrue(tooLong.getE().getErrMsg().contains("auth.credential.rotation.grace.max.ms"));
+
+      // Revocation: refused at once on this node, with 401 saying so; the admin credential cannot be revoked.
+      CredentialService.revokeCredential_result revoked = admin.call("credential", "revokeCredential",
+          new CredentialService.revokeCredential_args(new RevokeCredentialRequest(keyId)),
+          new CredentialService.revokeCredential_result());
+      assertFalse(revoked.isSetE(), String.valueOf(revoked.getE()));
+      assertTrue(revoked.getSuccess().getCredential().isSetRevokedMs());
+      HttpResponse<byte[]> refused = new RawApi(server.endpoint(), keyId, secret2).post("/v1/api/topic", "listTopics",
+          RawApi.call("listTopics", new TopicService.listTopics_args()));
+      assertEquals(401, refused.statusCode());
+      assertTrue(RawApi.text(refused).contains("revoked"), RawApi.text(refused));
+      CredentialService.revokeCredential_result revokeAdmin = admin.call("credential", "revokeCredential",
+          new CredentialService.revokeCredential_args(new RevokeCredentialRequest(server.adminCredential().secretKeyId())),
+          new CredentialService.revokeCredential_result());
+      assertEquals(ErrorCode.OPERATION_FAILED, revokeAdmin.getE().getErrorCode());
+
+      // Listed (never with a secret), revoked included; a new credential for the account works.
+      CredentialService.listCredentials_result list = admin.call("credential", "listCredentials",
+          new CredentialService.listCredentials_args(), new CredentialService.listCredentials_result());
+      assertEquals(2, list.getSuccess().getCredentialsSize());
+      CreateCredentialResponse alice2 = create(admin, "alice");
+      assertEquals(200, listTopicsStatus(server, alice2.getCredential().getSecretKeyId(), alice2.getSecretKey()));
+
+      // The audit log: the admin calls with their outcome; never a secret.
+      List<String> lines = audit.lines;
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("action=createCredential outcome=ok")
+          && l.contains("account=admin") && l.contains(keyId) && l.contains("remote=127.0.0.1:")), lines.toString());
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("action=createCredential outcome=PERMISSION_DENIED_ERROR")
+          && l.contains("account=alice")), lines.toString());
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("action=rotateCredential outcome=ok")), lines.toString());
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("action=revokeCredential outcome=ok")), lines.toString());
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("action=createTopic outcome=ok") && l.contains("alices")),
+          lines.toString());
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("authFailure status=401 keyId=" + keyId)
+          && l.contains("remote=127.0.0.1:")), lines.toString());
+      assertNoSecret(lines, secret1, secret2, alice2.getSecretKey(), server.adminCredential().secretKey());
+    }
+  }
+
+  @Test
+  void authenticationFailuresAreAuditedRateLimitedPerKeyId(@TempDir Path dir) throws Exception {
+    ManualClock clock = new ManualClock(System.currentTimeMillis());
+    try (TalosServer server = start(dir, clock)) {
+      String adminKey = server.adminCredential().secretKeyId();
+      for (int i = 0; i < 5; i++) assertEquals(401, listTopicsStatus(server, adminKey, "wrong-secret-" + i));
+      assertEquals(401, listTopicsStatus(server, "TKNOSUCHKEY", "whatever"));
+      assertEquals(1, count("authFailure status=401 keyId=" + adminKey), audit.lines.toString());
+      assertEquals(1, count("authFailure status=401 keyId=TKNOSUCHKEY"), audit.lines.toString());
+
+      clock.advanceMs(AUDIT_INTERVAL_MS);
+      assertEquals(401, listTopicsStatus(server, adminKey, "wrong-secret-again"));
+      assertEquals(2, count("authFailure status=401 keyId=" + adminKey), audit.lines.toString());
+      assertTrue(audit.lines.stream().anyMatch(l -> l.startsWith("authFailure status=401 keyId=" + adminKey)
+          && l.contains("suppressed=4")), audit.lines.toString());
+      assertNoSecret(audit.lines, server.adminCredential().secretKey());
+    }
+  }
+
+  private long count(String prefix) {
+    return audit.lines.stream().filter(l -> l.startsWith(prefix)).count();
+  }
+
+  private static void assertNoSecret(List<String> lines, String... secrets) {
+    for (String line : lines) {
+      for (String secret : secrets) assertFalse(line.contains(secret), "secret in audit line: " + line);
+    }
+  }
+}
