@@ -107,6 +107,8 @@ class CredentialsEndToEndTest {
       assertEquals("alice", topic.getSuccess().getTopicInfo().getOwnerId());
 
       // A second active credential for the same account is refused; so is the reserved admin account.
+      // (The same call signed in the same second would be a replay: 409.)
+      Thread.sleep(1_100);
       CredentialService.createCredential_result again = admin.call("credential", "createCredential",
           new CredentialService.createCredential_args(new CreateCredentialRequest("alice")),
           new CredentialService.createCredential_result());
@@ -174,6 +176,7 @@ class CredentialsEndToEndTest {
       CredentialService.listCredentials_result list = admin.call("credential", "listCredentials",
           new CredentialService.listCredentials_args(), new CredentialService.listCredentials_result());
       assertEquals(2, list.getSuccess().getCredentialsSize());
+      Thread.sleep(1_100);
       CreateCredentialResponse alice2 = create(admin, "alice");
       assertEquals(200, listTopicsStatus(server, alice2.getCredential().getSecretKeyId(), alice2.getSecretKey()));
 
