@@ -196,6 +196,66 @@ class CredentialsEndToEndTest {
     }
   }
 
+  /**
+   * Another node sharing the store revokes (written behind this node's cache): this node refuses
+   * the credential once metadata.cache.ttl.ms has passed, not before.
+   */
+  @Test
+  void aRevocationOnAnotherNodeIsEffectiveHereWithinTheCacheTtl(@TempDir Path dir) throws Exception {
+    ManualClock clock = new ManualClock(System.currentTimeMillis());
+    long ttlMs = 5_000;
+    try (TalosServer server = TalosServer.start(new ServerConfig(TestServers.props(dir,
+        ServerConfig.METADATA_CACHE_TTL_MS, Long.toString(ttlMs))), clock)) {
+      CreateCredentialResponse bob = create(RestartTest.api(server), "bob");
+      String keyId = bob.getCredential().getSecretKeyId();
+      assertEquals(200, listTopicsStatus(server, keyId, bob.getSecretKey()));
+      io.talos.server.metadata.MetadataStore shared =
+          ((io.talos.server.metadata.CachingMetadataStore) server.metadata()).delegate();
+      io.talos.server.metadata.Credential stored = shared.credential(keyId).orElseThrow();
+      assertTrue(shared.replaceCredential(stored, stored.revokedAt(clock.millis())));
+      clock.advanceMs(ttlMs - 1);
+      assertEquals(200, listTopicsStatus(server, keyId, bob.getSecretKey()), "still cached within the TTL");
+      clock.advanceMs(1);
+      assertEquals(401, listTopicsStatus(server, keyId, bob.getSecretKey()), "revoked once the TTL passed");
+    }
+  }
+
+  /** The unmodified SDK 2.0.2 signs with a created credential, and with either secret during a rotation. */
+  @Test
+  void theOfficialSdkUsesACreatedCredentialThroughARotation(@TempDir Path dir) throws Exception {
+    ManualClock clock = new ManualClock(System.currentTimeMillis());
+    try (TalosServer server = start(dir, clock)) {
+      RawApi admin = RestartTest.api(server);
+      CreateCredentialResponse carol = create(admin, "carol");
+      String keyId = carol.getCredential().getSecretKeyId();
+      com.xiaomi.infra.galaxy.talos.admin.TalosAdmin before = sdkAdmin(server, keyId, carol.getSecretKey());
+      com.xiaomi.infra.galaxy.talos.thrift.TopicInfo info = before.createTopic(
+          new com.xiaomi.infra.galaxy.talos.thrift.CreateTopicRequest("carols",
+              new com.xiaomi.infra.galaxy.talos.thrift.TopicAttribute().setPartitionNumber(1)
+                  .setMessageRetentionSecs(3600))).getTopicInfo();
+      assertEquals("carol", info.getOwnerId());
+
+      CredentialService.rotateCredential_result rotated = admin.call("credential", "rotateCredential",
+          new CredentialService.rotateCredential_args(new RotateCredentialRequest(keyId)),
+          new CredentialService.rotateCredential_result());
+      com.xiaomi.infra.galaxy.talos.admin.TalosAdmin after = sdkAdmin(server, keyId, rotated.getSuccess().getSecretKey());
+      assertEquals(1, before.listTopic().size(), "the old secret during the grace period");
+      assertEquals(1, after.listTopic().size(), "the new secret");
+      clock.advanceMs(GRACE_MS);
+      assertThrows(Exception.class, before::listTopic, "the old secret after the grace period");
+      assertEquals(1, after.listTopic().size());
+    }
+  }
+
+  private static com.xiaomi.infra.galaxy.talos.admin.TalosAdmin sdkAdmin(TalosServer server, String keyId, String secret) {
+    java.util.Properties props = new java.util.Properties();
+    props.setProperty("galaxy.talos.service.endpoint", server.endpoint().toString());
+    return new com.xiaomi.infra.galaxy.talos.admin.TalosAdmin(
+        new com.xiaomi.infra.galaxy.talos.client.TalosClientConfig(props),
+        new com.xiaomi.infra.galaxy.rpc.thrift.Credential().setType(com.xiaomi.infra.galaxy.rpc.thrift.UserType.APP_SECRET)
+            .setSecretKeyId(keyId).setSecretKey(secret));
+  }
+
   @Test
   void authenticationFailuresAreAuditedRateLimitedPerKeyId(@TempDir Path dir) throws Exception {
     ManualClock clock = new ManualClock(System.currentTimeMillis());
