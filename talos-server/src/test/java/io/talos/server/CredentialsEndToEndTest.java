@@ -42,7 +42,8 @@ class CredentialsEndToEndTest {
 
     @Override
     protected void append(LoggingEvent event) {
-      lines.add(event.getRenderedMessage());
+      String[] thrown = event.getThrowableStrRep();
+      lines.add(event.getRenderedMessage() + (thrown == null ? "" : "\n" + String.join("\n", thrown)));
     }
 
     @Override
@@ -55,15 +56,19 @@ class CredentialsEndToEndTest {
   }
 
   private final Capture audit = new Capture();
+  /** Every line any logger of the server writes (the test log4j configuration: everything at INFO and up). */
+  private final Capture all = new Capture();
 
   @BeforeEach
   void attach() {
     Logger.getLogger(AuditLog.LOGGER_NAME).addAppender(audit);
+    Logger.getRootLogger().addAppender(all);
   }
 
   @AfterEach
   void detach() {
     Logger.getLogger(AuditLog.LOGGER_NAME).removeAppender(audit);
+    Logger.getRootLogger().removeAppender(all);
   }
 
   private static TalosServer start(Path dir, ManualClock clock) throws Exception {
@@ -193,6 +198,8 @@ class CredentialsEndToEndTest {
       assertTrue(lines.stream().anyMatch(l -> l.startsWith("authFailure status=401 keyId=" + keyId)
           && l.contains("remote=127.0.0.1:")), lines.toString());
       assertNoSecret(lines, secret1, secret2, alice2.getSecretKey(), server.adminCredential().secretKey());
+      assertTrue(all.lines.size() > lines.size(), "the root logger saw the server's other lines too");
+      assertNoSecret(all.lines, secret1, secret2, alice2.getSecretKey(), server.adminCredential().secretKey());
     }
   }
 
