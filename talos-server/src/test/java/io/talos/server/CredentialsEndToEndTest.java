@@ -172,6 +172,10 @@ class CredentialsEndToEndTest {
           RawApi.call("listTopics", new TopicService.listTopics_args()));
       assertEquals(401, refused.statusCode());
       assertTrue(RawApi.text(refused).contains("revoked"), RawApi.text(refused));
+      HttpResponse<byte[]> guessed = new RawApi(server.endpoint(), keyId, "a-guess").post("/v1/api/topic", "listTopics",
+          RawApi.call("listTopics", new TopicService.listTopics_args()));
+      assertEquals(401, guessed.statusCode());
+      assertFalse(RawApi.text(guessed).contains("revoked"), "a key id alone does not learn the key's state");
       CredentialService.revokeCredential_result revokeAdmin = admin.call("credential", "revokeCredential",
           new CredentialService.revokeCredential_args(new RevokeCredentialRequest(server.adminCredential().secretKeyId())),
           new CredentialService.revokeCredential_result());

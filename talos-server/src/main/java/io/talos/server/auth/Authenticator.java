@@ -17,7 +17,7 @@ import java.util.Optional;
  * {@code maxFutureMs} ahead of the server clock (else 412, and the caller sends the server's
  * timestamp so the SDK can adjust its clock); a known, unrevoked key id and a signature made with
  * one of its valid secrets: the current one, or during a rotation's grace period the previous
- * one (else 401).
+ * one (else 401; "revoked" is said only to a request signed with the revoked credential's secret).
  * All of that needs the headers only (the signature covers the {@code X-Xiaomi-Content-MD5}
  * header, not the body), so it is done before the body is read; then the body's MD5 must equal
  * that header (else 401: the body is not the one that was signed).
@@ -134,9 +134,6 @@ public final class Authenticator {
     if (credential.isEmpty()) {
       throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'", keyId);
     }
-    if (credential.get().revoked()) {
-      throw new AuthenticationException(401, "the credential of secretKeyId '" + keyId + "' is revoked", keyId);
-    }
     return new Claim(credential.get(), signature, requestSecs);
   }
 
@@ -177,15 +174,19 @@ public final class Authenticator {
     } catch (IllegalArgumentException e) {
       throw new AuthenticationException(401, e.getMessage(), keyId);
     }
-    // During a rotation's grace period two secrets are valid (the new one first); a revoked
-    // credential has none.
-    List<String> secrets = claim.credential().validSecrets(clock.millis());
-    if (secrets.isEmpty()) {
-      throw new AuthenticationException(401, "the credential of secretKeyId '" + keyId + "' is revoked", keyId);
-    }
-    for (String secret : secrets) {
-      if (GalaxySigner.signaturesEqual(GalaxySigner.sign(secret, stringToSign), claim.signature())) {
-        return claim.credential();
+    // During a rotation's grace period two secrets are valid (the new one first). A revoked
+    // credential has none; it is said to be revoked only to a request signed with its last
+    // secret, so that a key id alone does not reveal that the key exists.
+    Credential credential = claim.credential();
+    if (credential.revoked()) {
+      if (GalaxySigner.signaturesEqual(GalaxySigner.sign(credential.secretKey(), stringToSign), claim.signature())) {
+        throw new AuthenticationException(401, "the credential of secretKeyId '" + keyId + "' is revoked", keyId);
+      }
+    } else {
+      for (String secret : credential.validSecrets(clock.millis())) {
+        if (GalaxySigner.signaturesEqual(GalaxySigner.sign(secret, stringToSign), claim.signature())) {
+          return credential;
+        }
       }
     }
     throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'", keyId);
