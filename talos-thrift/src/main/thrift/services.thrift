@@ -1,5 +1,5 @@
 /*
- * The five Talos services, wire-compatible with Talos SDK 2.0.2 (see common.thrift for the rules).
+ * The Talos services, wire-compatible with Talos SDK 2.0.2 (see common.thrift for the rules).
  * They live in one file because every service extends TalosBaseService, and the code generator
  * cannot extend a service declared in another file.
  */
@@ -8,6 +8,7 @@ include "topic.thrift"
 include "message.thrift"
 include "consumer.thrift"
 include "quota.thrift"
+include "credential.thrift"
 namespace java io.talos.thrift
 
 /* Every service extends this. */
@@ -67,3 +68,11 @@ service QuotaService extends TalosBaseService {
   void deleteUserQuota(1: quota.DeleteUserQuotaRequest request) throws (1: common.GalaxyTalosException e),
 }
 
+
+/* Talos extension: accounts and their credentials, admin only (see credential.thrift). */
+service CredentialService extends TalosBaseService {
+  credential.CreateCredentialResponse createCredential(1: credential.CreateCredentialRequest request) throws (1: common.GalaxyTalosException e),
+  credential.ListCredentialsResponse listCredentials() throws (1: common.GalaxyTalosException e),
+  credential.RotateCredentialResponse rotateCredential(1: credential.RotateCredentialRequest request) throws (1: common.GalaxyTalosException e),
+  credential.RevokeCredentialResponse revokeCredential(1: credential.RevokeCredentialRequest request) throws (1: common.GalaxyTalosException e),
+}

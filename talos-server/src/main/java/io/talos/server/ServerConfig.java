@@ -40,6 +40,11 @@ public final class ServerConfig extends TalosConfig {
   public static final String AUTH_CLOCK_SKEW_FUTURE_MAX_MS = "auth.clock.skew.future.max.ms";
   public static final String AUTH_REPLAY_MAX_ENTRIES = "auth.replay.max.entries";
   public static final String ADMIN_CREDENTIAL_FILE = "auth.admin.credential.file";
+  public static final String AUTH_CREDENTIAL_ROTATION_GRACE_MS = "auth.credential.rotation.grace.ms";
+  public static final String AUTH_CREDENTIAL_ROTATION_GRACE_MAX_MS = "auth.credential.rotation.grace.max.ms";
+  public static final String AUTH_CREDENTIALS_MAX = "auth.credentials.max";
+  public static final String AUDIT_AUTH_FAILURE_INTERVAL_MS = "audit.auth.failure.interval.ms";
+  public static final String AUDIT_AUTH_FAILURE_KEYS_MAX = "audit.auth.failure.keys.max";
 
   public static final String STORAGE_ROOT_URI = "storage.root.uri";
   public static final String STORAGE_DURABILITY = "storage.durability";
@@ -147,6 +152,16 @@ public final class ServerConfig extends TalosConfig {
           "Signatures of state-changing requests remembered to refuse replays (HTTP 409) while their timestamp is valid; about 150 bytes each. When full, the oldest timestamps are forgotten and requests at or before them are refused with HTTP 412 instead of risking a replay.")
       .define(ADMIN_CREDENTIAL_FILE, Type.STRING, "",
           null, "Where the admin credential created on first start is written (mode 0600); empty means DATA_DIR/admin-credential.properties.")
+      .define(AUTH_CREDENTIAL_ROTATION_GRACE_MS, Type.LONG, 86_400_000L, Validator.atLeast(0),
+          "After a credential's secret is rotated, how long the previous secret is still accepted next to the new one (clients switch within it), unless the rotation asks for another grace; 0 ends the old secret at once.")
+      .define(AUTH_CREDENTIAL_ROTATION_GRACE_MAX_MS, Type.LONG, 604_800_000L, Validator.atLeast(0),
+          "Longest grace period a rotation may ask for; a longer one is refused with INVALID_REQUEST_PARAMS.")
+      .define(AUTH_CREDENTIALS_MAX, Type.INT, 10_000, Validator.between(1, 10_000_000),
+          "Most credentials (revoked ones included, they keep their key id) the server holds; creating one more is refused with OPERATION_FAILED.")
+      .define(AUDIT_AUTH_FAILURE_INTERVAL_MS, Type.LONG, 60_000L, Validator.between(0, 86_400_000),
+          "Authentication failures are written to the audit log at most once per key id per this many ms; the next line counts the failures not written (suppressed=N). 0 writes every failure.")
+      .define(AUDIT_AUTH_FAILURE_KEYS_MAX, Type.INT, 10_000, Validator.between(1, 1_000_000),
+          "Key ids whose authentication failures are rate-limited separately at once (about 100 bytes each); failures of further key ids share one entry (keyId=*).")
       .section("Storage")
       .define(DATA_DIR, Type.STRING, "./data", Validator.nonEmpty(),
           "Local data directory: the default home of the partition log and the embedded metadata store.")
@@ -199,8 +214,8 @@ public final class ServerConfig extends TalosConfig {
           "metadata.store=hbase: longest one HBase operation may take, its client retries included (HBase's hbase.client.operation.timeout); beyond it the request fails with HBASE_OPERATION_FAILED.")
       .define(METADATA_CACHE_MAX_ENTRIES, Type.INT, 10_000, Validator.between(0, 10_000_000),
           "Topics and credentials each kept in memory (most recently used), so requests do not read the metadata store; 0 disables the cache.")
-      .define(METADATA_CACHE_TTL_MS, Type.LONG, 1_000L, Validator.between(0, 3_600_000),
-          "How long a cached topic or credential is used before it is read again, in ms: changes made on this node are seen at once, changes made by other nodes sharing the store within this time; 0 disables the cache.")
+      .define(METADATA_CACHE_TTL_MS, Type.LONG, 1_000L, Validator.between(0, 5_000),
+          "How long a cached topic or credential is used before it is read again, in ms: changes made on this node are seen at once, changes made by other nodes sharing the store within this time (so a revoked credential stops working on every node within it); 0 disables the cache.")
       .section("Topics")
       .define(TOPIC_PARTITIONS_MAX, Type.INT, 1024, Validator.between(1, 65536),
           "Largest partition count a topic may have.")

@@ -4,6 +4,7 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import io.talos.common.config.ConfigException;
 import io.talos.server.auth.AdminCredentials;
+import io.talos.server.auth.AuditLog;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.ReplayGuard;
 import io.talos.server.frontend.ApiHandler;
@@ -26,6 +27,7 @@ import io.talos.server.scheduling.WorkerSelector;
 import io.talos.server.service.ConsumerServiceHandler;
 import io.talos.server.service.MessageBlockValidator;
 import io.talos.server.service.MessageServiceHandler;
+import io.talos.server.service.CredentialServiceHandler;
 import io.talos.server.service.QuotaServiceHandler;
 import io.talos.server.service.TopicDeletions;
 import io.talos.server.service.TopicServiceHandler;
@@ -37,6 +39,7 @@ import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.TailCache;
 import io.talos.thrift.ConsumerService;
 import io.talos.thrift.MessageService;
+import io.talos.thrift.CredentialService;
 import io.talos.thrift.QuotaService;
 import io.talos.thrift.TopicService;
 import java.io.IOException;
@@ -134,7 +137,12 @@ public final class TalosServer implements AutoCloseable {
               new ConsumerService.Processor<>(null).getProcessMapView()),
           "quota", new ApiHandler.Service(ErrorBoundary.wrap(QuotaService.Iface.class,
               new QuotaServiceHandler(), metrics),
-              new QuotaService.Processor<>(null).getProcessMapView()));
+              new QuotaService.Processor<>(null).getProcessMapView()),
+          "credential", new ApiHandler.Service(ErrorBoundary.wrap(CredentialService.Iface.class,
+              new CredentialServiceHandler(store, clock, config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MS),
+                  config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MAX_MS),
+                  config.getInt(ServerConfig.AUTH_CREDENTIALS_MAX)), metrics),
+              new CredentialService.Processor<>(null).getProcessMapView()));
 
       int maxRequest = (int) config.getLong(ServerConfig.REQUEST_MAX_BYTES);
       long skewPastMs = config.getLong(ServerConfig.AUTH_CLOCK_SKEW_MAX_MS);
@@ -164,7 +172,9 @@ public final class TalosServer implements AutoCloseable {
               new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
                   config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax,
                   config.getLong(ServerConfig.REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES)),
-              ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS)),
+              ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS),
+              new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
+                  config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX))),
           new OrphansHandler(topicDeletions),
           new OpsHandler(metrics, healthChecks),
           new NotFoundHandler()));
@@ -507,7 +517,7 @@ public final class TalosServer implements AutoCloseable {
       response.setStatus(404);
       response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
       response.write(true, java.nio.ByteBuffer.wrap(("no such path " + request.getHttpURI().getPath()
-          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota}, ops is GET /ops/{health,metrics,orphans}\n")
+          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota,credential}, ops is GET /ops/{health,metrics,orphans}\n")
           .getBytes(java.nio.charset.StandardCharsets.UTF_8)), callback);
       return true;
     }

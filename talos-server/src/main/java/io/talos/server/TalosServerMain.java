@@ -64,7 +64,12 @@ public final class TalosServerMain implements Callable<Integer> {
     return 0;
   }
 
+  /** Where log4j-server.properties writes the audit log ({@code audit.log}); bin/talos sets it. */
+  public static final String LOG_DIR_PROPERTY = "talos.log.dir";
+
   public static void main(String[] args) {
+    // Before anything logs: log4j reads the property when it configures itself.
+    if (System.getProperty(LOG_DIR_PROPERTY) == null) System.setProperty(LOG_DIR_PROPERTY, "logs");
     CommandLine cli = new CommandLine(new TalosServerMain());
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
       System.err.println("talos server: " + e.getMessage());

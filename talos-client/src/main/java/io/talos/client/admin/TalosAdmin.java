@@ -109,6 +109,52 @@ public final class TalosAdmin {
     return new PartitionOffsets(partitionId, r.getStartOffset(), r.getNextOffset() - 1, null, null);
   }
 
+  // ---- credentials (admin credential only; PERMISSION_DENIED_ERROR otherwise) ----------------
+
+  /**
+   * Creates a credential for an account that has no active one.
+   *
+   * @param accountId 1..64 characters of {@code A-Z a-z 0-9 . _ -}; "admin" is reserved
+   * @return the credential with its secret, which the server never shows again
+   */
+  public IssuedCredential createCredential(String accountId) {
+    io.talos.thrift.CreateCredentialResponse r = rpc.credential(c -> c.createCredential(
+        new io.talos.thrift.CreateCredentialRequest(accountId)));
+    return new IssuedCredential(listing(r.getCredential()), r.getSecretKey());
+  }
+
+  /** Every credential, revoked ones included, sorted by key id. */
+  public List<CredentialListing> listCredentials() {
+    List<CredentialListing> result = new ArrayList<>();
+    for (io.talos.thrift.CredentialInfo info : rpc.credential(c -> c.listCredentials()).getCredentials()) {
+      result.add(listing(info));
+    }
+    result.sort(Comparator.comparing(CredentialListing::secretKeyId));
+    return result;
+  }
+
+  /**
+   * Gives the credential a new secret; the current one stays valid for {@code graceMs} (empty:
+   * the server's auth.credential.rotation.grace.ms).
+   */
+  public IssuedCredential rotateCredential(String secretKeyId, java.util.OptionalLong graceMs) {
+    io.talos.thrift.RotateCredentialRequest request = new io.talos.thrift.RotateCredentialRequest(secretKeyId);
+    if (graceMs.isPresent()) request.setGraceMs(graceMs.getAsLong());
+    io.talos.thrift.RotateCredentialResponse r = rpc.credential(c -> c.rotateCredential(request));
+    return new IssuedCredential(listing(r.getCredential()), r.getSecretKey());
+  }
+
+  /** Revokes the credential for good (idempotent); the admin credential cannot be revoked. */
+  public CredentialListing revokeCredential(String secretKeyId) {
+    return listing(rpc.credential(c -> c.revokeCredential(new io.talos.thrift.RevokeCredentialRequest(secretKeyId)))
+        .getCredential());
+  }
+
+  private static CredentialListing listing(io.talos.thrift.CredentialInfo i) {
+    return new CredentialListing(i.getSecretKeyId(), i.getAccountId(), i.isAdmin(), i.getCreatedMs(),
+        i.getRotatedMs(), i.getPreviousSecretExpiresMs(), i.getRevokedMs());
+  }
+
   /** @throws TalosException {@code TOPIC_NOT_EXIST} if there is no such topic */
   public TopicDescription describeTopic(String name) {
     checkName(name);

@@ -37,7 +37,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "talos", mixinStandardHelpOptions = true,
     versionProvider = TalosCli.Version.class,
     description = "Talos command-line client.",
-    subcommands = {TopicCommand.class, PartitionCommand.class, ProduceCommand.class, ConsumeCommand.class},
+    subcommands = {TopicCommand.class, PartitionCommand.class, ProduceCommand.class, ConsumeCommand.class,
+        UserCommand.class},
     footer = {"", "Exit codes: 0 success, 1 the operation failed, 2 wrong usage."})
 public final class TalosCli implements Runnable {
   public static final int EXIT_OK = 0;
@@ -90,7 +91,7 @@ public final class TalosCli implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: topic, partition, produce or consume");
+        "Missing command: topic, partition, produce, consume or user");
   }
 
   InputStream in() {

@@ -105,6 +105,10 @@ public final class TalosRpc implements AutoCloseable {
     return invoke(TalosService.MESSAGE, MessageService.Client::new, call);
   }
 
+  public <R> R credential(Call<io.talos.thrift.CredentialService.Client, R> call) {
+    return invoke(TalosService.CREDENTIAL, io.talos.thrift.CredentialService.Client::new, call);
+  }
+
   public <R> R consumer(Call<ConsumerService.Client, R> call) {
     return invoke(TalosService.CONSUMER, ConsumerService.Client::new, call);
   }

@@ -1,11 +1,12 @@
 package io.talos.client.internals;
 
-/** The four HTTP endpoints of the Talos API; each carries one Thrift service. */
+/** The HTTP endpoints of the Talos API; each carries one Thrift service (credential: a Talos extension). */
 public enum TalosService {
   TOPIC("/v1/api/topic"),
   MESSAGE("/v1/api/message"),
   CONSUMER("/v1/api/consumer"),
-  QUOTA("/v1/api/quota");
+  QUOTA("/v1/api/quota"),
+  CREDENTIAL("/v1/api/credential");
 
   private final String path;
 

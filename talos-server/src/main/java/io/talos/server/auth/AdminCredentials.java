@@ -8,9 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
-import java.util.Base64;
-import java.util.HexFormat;
 import java.util.Optional;
 import java.util.Properties;
 
@@ -21,8 +18,8 @@ import java.util.Properties;
  */
 public final class AdminCredentials {
   public static final String ADMIN_OWNER = "admin";
-  private static final String KEY_ID_PROPERTY = "secretKeyId";
-  private static final String KEY_PROPERTY = "secretKey";
+  public static final String KEY_ID_PROPERTY = "secretKeyId";
+  public static final String KEY_PROPERTY = "secretKey";
 
   private AdminCredentials() {}
 
@@ -42,14 +39,7 @@ public final class AdminCredentials {
       Optional<Credential> stored = keyId == null ? Optional.empty() : store.credential(keyId);
       if (stored.isPresent()) return new Result(stored.get(), false);
     }
-    SecureRandom random = new SecureRandom();
-    byte[] id = new byte[8];
-    byte[] secret = new byte[24];
-    random.nextBytes(id);
-    random.nextBytes(secret);
-    // Not "AK...": SDK 2.0.2 treats AK key ids as Galaxy accounts that must name topics CL<org>/<name>.
-    Credential credential = new Credential("TK" + HexFormat.of().formatHex(id).toUpperCase(),
-        Base64.getUrlEncoder().withoutPadding().encodeToString(secret), ADMIN_OWNER, true);
+    Credential credential = new Credential(Secrets.newKeyId(), Secrets.newSecret(), ADMIN_OWNER, true);
     if (!store.putCredentialIfAbsent(credential)) {
       throw new IllegalStateException("credential id collision for " + credential.secretKeyId());
     }

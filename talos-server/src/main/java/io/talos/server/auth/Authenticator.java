@@ -15,7 +15,9 @@ import java.util.Optional;
  * <p>Checks, in order: an {@code Authorization: Galaxy-V2|Galaxy-V3 keyId:signature} header
  * (else 401); an {@code X-Xiaomi-Timestamp} at most {@code maxPastMs} behind and at most
  * {@code maxFutureMs} ahead of the server clock (else 412, and the caller sends the server's
- * timestamp so the SDK can adjust its clock); a known key id and a matching signature (else 401).
+ * timestamp so the SDK can adjust its clock); a known, unrevoked key id and a signature made with
+ * one of its valid secrets: the current one, or during a rotation's grace period the previous
+ * one (else 401; "revoked" is said only to a request signed with the revoked credential's secret).
  * All of that needs the headers only (the signature covers the {@code X-Xiaomi-Content-MD5}
  * header, not the body), so it is done before the body is read; then the body's MD5 must equal
  * that header (else 401: the body is not the one that was signed).
@@ -47,14 +49,25 @@ public final class Authenticator {
   /** Why a request is refused, with the HTTP status to answer. */
   public static final class AuthenticationException extends Exception {
     private final int httpStatus;
+    private final String keyId;
 
     AuthenticationException(int httpStatus, String message) {
+      this(httpStatus, message, null);
+    }
+
+    AuthenticationException(int httpStatus, String message, String keyId) {
       super(message);
       this.httpStatus = httpStatus;
+      this.keyId = keyId;
     }
 
     public int httpStatus() {
       return httpStatus;
+    }
+
+    /** The key id the refused request claimed, or null if it named none (for the audit log). */
+    public String keyId() {
+      return keyId;
     }
   }
 
@@ -119,7 +132,7 @@ public final class Authenticator {
     Optional<Credential> credential = metadata.credential(keyId);
     // Same answer for unknown key and wrong signature: do not reveal which key ids exist.
     if (credential.isEmpty()) {
-      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'");
+      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'", keyId);
     }
     return new Claim(credential.get(), signature, requestSecs);
   }
@@ -154,16 +167,29 @@ public final class Authenticator {
     if (header(headers, GalaxySigner.CONTENT_MD5) == null) {
       throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
     }
-    String expected;
+    String keyId = claim.credential().secretKeyId();
+    String stringToSign;
     try {
-      expected = GalaxySigner.sign(claim.credential().secretKey(), GalaxySigner.stringToSign(method, path, query, headers));
+      stringToSign = GalaxySigner.stringToSign(method, path, query, headers);
     } catch (IllegalArgumentException e) {
-      throw new AuthenticationException(401, e.getMessage());
+      throw new AuthenticationException(401, e.getMessage(), keyId);
     }
-    if (!GalaxySigner.signaturesEqual(expected, claim.signature())) {
-      throw new AuthenticationException(401, "invalid signature for secretKeyId '" + claim.credential().secretKeyId() + "'");
+    // During a rotation's grace period two secrets are valid (the new one first). A revoked
+    // credential has none; it is said to be revoked only to a request signed with its last
+    // secret, so that a key id alone does not reveal that the key exists.
+    Credential credential = claim.credential();
+    if (credential.revoked()) {
+      if (GalaxySigner.signaturesEqual(GalaxySigner.sign(credential.secretKey(), stringToSign), claim.signature())) {
+        throw new AuthenticationException(401, "the credential of secretKeyId '" + keyId + "' is revoked", keyId);
+      }
+    } else {
+      for (String secret : credential.validSecrets(clock.millis())) {
+        if (GalaxySigner.signaturesEqual(GalaxySigner.sign(secret, stringToSign), claim.signature())) {
+          return credential;
+        }
+      }
     }
-    return claim.credential();
+    throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'", keyId);
   }
 
   private static String stripLeadingZeros(String hex) {

@@ -69,11 +69,11 @@ public final class ReplayGuard {
       if (timestampSecs <= horizonSecs) {
         throw new Authenticator.AuthenticationException(412, "request timestamp " + timestampSecs
             + " is older than the replay guard can check (it remembers requests signed after " + horizonSecs
-            + "; auth.replay.max.entries is reached); sign the request again with the current time");
+            + "; auth.replay.max.entries is reached); sign the request again with the current time", keyId);
       }
       if (!seen.add(key)) {
         throw new Authenticator.AuthenticationException(409, "replayed request: this signed request (key '" + keyId
-            + "', timestamp " + timestampSecs + ") was already received; every request must be signed anew");
+            + "', timestamp " + timestampSecs + ") was already received; every request must be signed anew", keyId);
       }
       bySecond.computeIfAbsent(timestampSecs, s -> new ArrayList<>(4)).add(key);
       while (seen.size() > maxEntries) {

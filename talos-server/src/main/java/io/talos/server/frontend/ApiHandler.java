@@ -3,6 +3,7 @@ package io.talos.server.frontend;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import io.talos.common.auth.GalaxySigner;
+import io.talos.server.auth.AuditLog;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.Authenticator.AuthenticationException;
 import io.talos.server.auth.ReplayGuard;
@@ -36,7 +37,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota}?id=..&type=method}
+ * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota,credential}?id=..&type=method}
  * with one TCompactProtocol message as the body, exactly as the Talos SDK calls it.
  *
  * <p>Request path: check method and path (405 / 404); authenticate from the headers alone (401 /
@@ -90,11 +91,20 @@ public final class ApiHandler extends Handler.Abstract {
   static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion", "getMessage",
       "describeTopic", "listTopics", "queryTopicQuota", "listPermission", "getPermission",
       "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker",
-      "listUserQuota", "queryUserQuota");
+      "listUserQuota", "queryUserQuota", "listCredentials");
+
+  /**
+   * Calls written to the {@link AuditLog} with their outcome: credential, topic, ACL and quota
+   * changes and partition resets, whether they succeeded or were refused.
+   */
+  static final Set<String> AUDITED = Set.of("createCredential", "rotateCredential", "revokeCredential",
+      "createTopic", "deleteTopic", "changeTopicAttribute", "resetPartition", "setPermission", "revokePermission",
+      "setTopicQuota", "deleteTopicQuota", "setUserQuota", "deleteUserQuota", "addSubResourceName");
 
   private final ReplayGuard replayGuard;
   private final RequestBodyReader.Limits bodyLimits;
   private final long drainMaxBytes;
+  private final AuditLog audit;
 
   /** How request bodies are received: see {@link RequestBodyReader}. */
   public record BodyLimits(long minBytesPerSec, long rateGraceMs, long inflightMaxBytes, long drainMaxBytes) {}
@@ -110,11 +120,13 @@ public final class ApiHandler extends Handler.Abstract {
    * @param replayGuard remembers the signatures of state-changing requests
    * @param storageThreads threads running the storage part of puts and gets, each waited for at
    *     most until its request's deadline (see {@link StorageCalls}); 0 runs it on the pool worker
+   * @param audit where authentication failures and the {@link #AUDITED} calls are written
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
-      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads) {
+      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit) {
     this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads);
+    this.audit = audit;
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes,
         limits.maxContainerLength, limits.maxDepth)));
@@ -190,7 +202,7 @@ public final class ApiHandler extends Handler.Abstract {
       claim = authenticator.checkHeaders(headers);
       credential = authenticator.verifySignature(claim, "POST", path, query, headers);
     } catch (AuthenticationException e) {
-      return early(request, () -> authenticationError(response, callback, e));
+      return early(request, () -> authenticationError(request, response, callback, e));
     } catch (MetadataException e) {
       LOG.warn("cannot look up a credential", e);
       return early(request, () -> textError(response, callback, 503,
@@ -208,7 +220,7 @@ public final class ApiHandler extends Handler.Abstract {
       try {
         replayGuard.checkAndRemember(credential.secretKeyId(), claim.signature(), claim.clientTimestampSecs());
       } catch (AuthenticationException e) {
-        return early(request, () -> authenticationError(response, callback, e));
+        return early(request, () -> authenticationError(request, response, callback, e));
       }
     }
     Runnable forgetReplay = guarded
@@ -261,7 +273,7 @@ public final class ApiHandler extends Handler.Abstract {
       authenticator.verifyBody(headers, body, bodyLength);
     } catch (AuthenticationException e) {
       received.release();
-      authenticationError(response, callback, e);
+      authenticationError(request, response, callback, e);
       return;
     }
     String agent = request.getHeaders().get(HttpHeader.USER_AGENT);
@@ -316,7 +328,9 @@ public final class ApiHandler extends Handler.Abstract {
     }
     byte[] reply;
     try {
-      reply = dispatcher.execute(call, ctx);
+      reply = AUDITED.contains(call.method())
+          ? dispatcher.execute(call, ctx, result -> audit(call, credential, request, result))
+          : dispatcher.execute(call, ctx);
     } catch (RuntimeException e) {
       // The services' ErrorBoundary answers every service error; this is a bug in the path itself.
       LOG.error("{} failed outside the service error boundary: {}", call.method(), ErrorBoundary.brief(e));
@@ -327,6 +341,41 @@ public final class ApiHandler extends Handler.Abstract {
       timer.stop();
     }
     reply(response, callback, reply);
+  }
+
+  /** Writes an {@link #AUDITED} call and its outcome; never its secrets (see {@link #auditDetail}). */
+  @SuppressWarnings("rawtypes")
+  private void audit(ThriftDispatcher.Call call, Credential credential, Request request, org.apache.thrift.TBase result) {
+    GalaxyTalosException error = null;
+    Object success = null;
+    for (Object f : org.apache.thrift.meta_data.FieldMetaData.getStructMetaDataMap(result.getClass()).keySet()) {
+      org.apache.thrift.TFieldIdEnum field = (org.apache.thrift.TFieldIdEnum) f;
+      @SuppressWarnings("unchecked")
+      Object value = result.isSet(field) ? result.getFieldValue(field) : null;
+      if (field.getFieldName().equals("e")) error = (GalaxyTalosException) value;
+      if (field.getFieldName().equals("success")) success = value;
+    }
+    String outcome = error == null ? "ok" : String.valueOf(error.getErrorCode());
+    audit.action(call.method(), outcome, credential, remote(request), auditDetail(call.args(), success, error));
+  }
+
+  /**
+   * What an audit line says about a call: its arguments (no call takes a secret) and, for the
+   * credential calls, the listed part of the answer ({@code CredentialInfo}; the answer's secret
+   * key is left out), or the error message.
+   */
+  @SuppressWarnings("rawtypes")
+  static String auditDetail(org.apache.thrift.TBase args, Object success, GalaxyTalosException error) {
+    StringBuilder b = new StringBuilder(args.toString());
+    if (success instanceof io.talos.thrift.CreateCredentialResponse r) b.append(" -> ").append(r.getCredential());
+    if (success instanceof io.talos.thrift.RotateCredentialResponse r) b.append(" -> ").append(r.getCredential());
+    if (success instanceof io.talos.thrift.RevokeCredentialResponse r) b.append(" -> ").append(r.getCredential());
+    if (error != null) b.append(" -> ").append(error.getErrMsg());
+    return b.toString();
+  }
+
+  private static String remote(Request request) {
+    return Request.getRemoteAddr(request) + ":" + Request.getRemotePort(request);
   }
 
   /**
@@ -353,8 +402,11 @@ public final class ApiHandler extends Handler.Abstract {
     super.doStop();
   }
 
-  private boolean authenticationError(Response response, Callback callback, AuthenticationException e) {
+  private boolean authenticationError(Request request, Response response, Callback callback, AuthenticationException e) {
     metrics.meter("auth.failures").mark();
+    if (e.httpStatus() == 401 || e.httpStatus() == 409) {
+      audit.authFailure(e.httpStatus(), e.keyId(), remote(request), e.getMessage());
+    }
     if (e.httpStatus() == 412) {
       response.getHeaders().put(GalaxySigner.TIMESTAMP, Long.toString(clock.millis() / 1000));
     }

@@ -155,8 +155,16 @@ final class ThriftDispatcher {
   }
 
   /** Runs a decoded call on this thread, with {@code ctx} bound, and encodes the reply. */
-  @SuppressWarnings({"rawtypes", "unchecked"})
   byte[] execute(Call call, RequestContext ctx) {
+    return execute(call, ctx, null);
+  }
+
+  /**
+   * As {@link #execute(Call, RequestContext)}, handing the call's {@code *_result} struct (its
+   * answer or declared exception) to {@code onResult} before it is encoded (the audit log).
+   */
+  @SuppressWarnings({"rawtypes", "unchecked"})
+  byte[] execute(Call call, RequestContext ctx, java.util.function.Consumer<TBase> onResult) {
     TBase result;
     RequestContext.bind(ctx);
     try {
@@ -168,6 +176,7 @@ final class ThriftDispatcher {
     } finally {
       RequestContext.unbind();
     }
+    if (onResult != null) onResult.accept(result);
     return reply(call, result);
   }
 

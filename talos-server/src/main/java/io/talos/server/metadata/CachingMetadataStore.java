@@ -102,7 +102,21 @@ public final class CachingMetadataStore implements MetadataStore {
         v -> delegate.putCredentialIfAbsent(credential));
   }
 
+  /**
+   * Rotation and revocation: seen at once on this node, within {@code ttlMs} on the others (the
+   * bound on how long a revoked credential may still authenticate somewhere).
+   */
+  @Override
+  public boolean replaceCredential(Credential expected, Credential updated) {
+    return invalidating(credentials, expected.secretKeyId(), v -> delegate.replaceCredential(expected, updated));
+  }
+
   // ---- passed through -----------------------------------------------------------------------
+
+  @Override
+  public List<Credential> credentials() {
+    return delegate.credentials();
+  }
 
   @Override
   public List<TopicRecord> topics() {

@@ -764,6 +764,55 @@ public final class HBaseMetadataStore implements MetadataStore {
     }
   }
 
+  @Override
+  public List<Credential> credentials() {
+    checkOpen();
+    try (Table credentials = connection.getTable(credentialsTable);
+         ResultScanner scanner = credentials.getScanner(new Scan().addColumn(FAMILY, COL_CREDENTIAL))) {
+      List<Credential> result = new ArrayList<>();
+      for (Result r : scanner) {
+        result.add(MetadataCodec.decodeCredential("credential " + string(r.getRow()),
+            string(r.getValue(FAMILY, COL_CREDENTIAL))));
+      }
+      // HBase orders rows by UTF-8 bytes; the contract orders by String.compareTo.
+      result.sort(Comparator.comparing(Credential::secretKeyId));
+      return Collections.unmodifiableList(result);
+    } catch (IOException e) {
+      throw failed("credentials", e);
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here: one {@code checkAndMutate} comparing the stored value with the encoding of {@code
+   * expected} (encoding is deterministic, and a value written before the optional fields existed
+   * encodes the same, since unset optional fields are not written). An unknown outcome is
+   * resolved by reading: true iff the store holds {@code updated} (a new secret is random, so no
+   * other call leaves the same value).
+   */
+  @Override
+  public boolean replaceCredential(Credential expected, Credential updated) {
+    Objects.requireNonNull(expected, "expected");
+    Objects.requireNonNull(updated, "updated");
+    MvStoreMetadataStore.checkSameCredential(expected, updated);
+    checkOpen();
+    String what = "replaceCredential " + expected.secretKeyId();
+    byte[] row = bytes(expected.secretKeyId());
+    byte[] value = bytes(MetadataCodec.encodeCredential(updated));
+    try (Table credentials = connection.getTable(credentialsTable)) {
+      Boolean ok = tryCas(credentials, CheckAndMutate.newBuilder(row)
+          .ifEquals(FAMILY, COL_CREDENTIAL, bytes(MetadataCodec.encodeCredential(expected)))
+          .build(new Put(row).addColumn(FAMILY, COL_CREDENTIAL, value)));
+      if (ok != null) {
+        return ok;
+      }
+      return Arrays.equals(get(credentials, row, COL_CREDENTIAL), value);
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
+  }
+
   // ---- topic deletion tombstones and health ------------------------------------------------
 
   /**

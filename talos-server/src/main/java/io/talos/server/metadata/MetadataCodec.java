@@ -20,7 +20,9 @@ import java.util.TreeMap;
  * worker      {"v":1,"lastRegisterMs":1700000000000}
  * lock        {"v":1,"workerId":"w-1","lastRenewMs":1700000000000}
  * offset      {"v":1,"offset":1234}
- * credential  {"v":1,"secretKeyId":"AK1","secretKey":"...","ownerId":"alice","admin":false}
+ * credential  {"v":1,"secretKeyId":"AK1","secretKey":"...","ownerId":"alice","admin":false,
+ *              "createdMs":..,"rotatedMs":..,"previousSecretKey":"...","previousSecretExpiresMs":..,
+ *              "revokedMs":..}   (the fields after "admin" are optional: written when set)
  * tombstone   {"v":1,"requestedMs":1700000000000}
  * </pre>
  *
@@ -126,6 +128,13 @@ final class MetadataCodec {
     node.put("secretKey", credential.secretKey());
     node.put("ownerId", credential.ownerId());
     node.put("admin", credential.admin());
+    if (credential.createdMs() != 0) node.put("createdMs", credential.createdMs());
+    if (credential.rotatedMs() != 0) node.put("rotatedMs", credential.rotatedMs());
+    if (credential.previousSecretKey() != null) {
+      node.put("previousSecretKey", credential.previousSecretKey());
+      node.put("previousSecretExpiresMs", credential.previousSecretExpiresMs());
+    }
+    if (credential.revokedMs() != 0) node.put("revokedMs", credential.revokedMs());
     return write(node);
   }
 
@@ -139,7 +148,15 @@ final class MetadataCodec {
     }
     return new Credential(text(what, node, "secretKeyId", shown),
         nullableText(what, node, "secretKey", shown), nullableText(what, node, "ownerId", shown),
-        admin.booleanValue());
+        admin.booleanValue(), nullableText(what, node, "previousSecretKey", shown),
+        optionalLong(what, node, "previousSecretExpiresMs", shown), optionalLong(what, node, "createdMs", shown),
+        optionalLong(what, node, "rotatedMs", shown), optionalLong(what, node, "revokedMs", shown));
+  }
+
+  /** A field added to a format version after values without it were written: absent reads as 0. */
+  private static long optionalLong(String what, JsonNode node, String field, String shown) {
+    JsonNode value = node.get(field);
+    return value == null || value.isNull() ? 0 : longValue(what, node, field, shown);
   }
 
   // ---- helpers ------------------------------------------------------------------------------

@@ -123,6 +123,20 @@ public interface MetadataStore extends AutoCloseable {
 
   Optional<Credential> credential(String secretKeyId);
 
+  /** Every credential, revoked ones included, sorted by key id. */
+  List<Credential> credentials();
+
+  /**
+   * Replaces {@code expected} by {@code updated} iff the stored credential of that key id still
+   * equals {@code expected} in every field (compare-and-set: a rotation or revocation racing
+   * another one on any node loses and is retried by the caller on fresh data).
+   *
+   * @return false if the credential is gone or changed since {@code expected} was read
+   * @throws IllegalArgumentException if {@code updated} has another key id or owner than
+   *     {@code expected}: a credential's identity never changes
+   */
+  boolean replaceCredential(Credential expected, Credential updated);
+
   // ---- topic deletion tombstones and health ------------------------------------------------
   // (one block for deletion safety; keep other additions in their own block)
 

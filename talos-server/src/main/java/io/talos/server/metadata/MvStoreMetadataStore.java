@@ -537,6 +537,42 @@ public final class MvStoreMetadataStore implements MetadataStore {
         .map(v -> MetadataCodec.decodeCredential("credential " + secretKeyId, v)));
   }
 
+  @Override
+  public List<Credential> credentials() {
+    return read("credentials", () -> {
+      List<Credential> result = new ArrayList<>();
+      for (Map.Entry<String, String> e : credentials.entrySet()) {
+        result.add(MetadataCodec.decodeCredential("credential " + e.getKey(), e.getValue()));
+      }
+      return Collections.unmodifiableList(result);
+    });
+  }
+
+  @Override
+  public boolean replaceCredential(Credential expected, Credential updated) {
+    Objects.requireNonNull(expected, "expected");
+    Objects.requireNonNull(updated, "updated");
+    checkSameCredential(expected, updated);
+    String key = expected.secretKeyId();
+    String value = MetadataCodec.encodeCredential(updated);
+    return write("replaceCredential " + key, () -> {
+      String stored = credentials.get(key);
+      if (stored == null || !MetadataCodec.decodeCredential("credential " + key, stored).equals(expected)) {
+        return false;
+      }
+      credentials.put(key, value);
+      return true;
+    });
+  }
+
+  static void checkSameCredential(Credential expected, Credential updated) {
+    if (!expected.secretKeyId().equals(updated.secretKeyId())
+        || !Objects.equals(expected.ownerId(), updated.ownerId())) {
+      throw new IllegalArgumentException("a credential's key id and owner never change: " + expected
+          + " cannot become " + updated);
+    }
+  }
+
   // ---- topic deletion tombstones and health ------------------------------------------------
 
   @Override

@@ -500,6 +500,42 @@ public abstract class MetadataStoreContractTest {
     assertEquals(Optional.empty(), store.credential("AK3"));
   }
 
+  @Test
+  void credentialsAreListedSortedByKeyIdWithEveryField() {
+    Credential b = new Credential("TKB", "secret-b", "bob", false, null, 0, 1_000, 0, 0);
+    Credential a = new Credential("TKA", "secret-a", "alice", false, "old-a", 9_000, 1_000, 2_000, 0);
+    Credential c = new Credential("TKC", "secret-c", "carol", false, null, 0, 1_000, 0, 3_000);
+    assertTrue(store.putCredentialIfAbsent(b));
+    assertTrue(store.putCredentialIfAbsent(a));
+    assertTrue(store.putCredentialIfAbsent(c));
+    assertEquals(List.of(a, b, c), store.credentials());
+    assertEquals(Optional.of(a), store.credential("TKA"), "rotation fields survive the store");
+    assertTrue(store.credential("TKC").orElseThrow().revoked());
+  }
+
+  @Test
+  void replaceCredentialIsACompareAndSetOnTheWholeCredential() {
+    Credential v1 = new Credential("TK1", "secret-1", "alice", false, null, 0, 1_000, 0, 0);
+    assertTrue(store.putCredentialIfAbsent(v1));
+    Credential v2 = v1.rotated("secret-2", 2_000, 62_000);
+    assertEquals(List.of("secret-2", "secret-1"), v2.validSecrets(61_999));
+    assertEquals(List.of("secret-2"), v2.validSecrets(62_000));
+    assertTrue(store.replaceCredential(v1, v2));
+    assertEquals(Optional.of(v2), store.credential("TK1"));
+    // A racing change that read v1 loses.
+    assertFalse(store.replaceCredential(v1, v1.revokedAt(3_000)));
+    assertEquals(Optional.of(v2), store.credential("TK1"));
+    Credential revoked = v2.revokedAt(3_000);
+    assertTrue(store.replaceCredential(v2, revoked));
+    assertEquals(List.of(), store.credential("TK1").orElseThrow().validSecrets(2_500));
+    // Gone or another identity: refused.
+    Credential absent = new Credential("TKX", "s", "x", false);
+    assertFalse(store.replaceCredential(absent, absent.revokedAt(1)));
+    assertEquals(Optional.empty(), store.credential("TKX"));
+    assertThrows(IllegalArgumentException.class,
+        () -> store.replaceCredential(revoked, new Credential("TK1", "s", "mallory", false)));
+  }
+
   // ---- concurrency --------------------------------------------------------------------------
 
   @Test
