@@ -54,6 +54,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_RETENTION_CHECK_INTERVAL_MS = "storage.retention.check.interval.ms";
   public static final String STORAGE_TAIL_CACHE_BYTES = "storage.tail.cache.bytes";
   public static final String STORAGE_LEASE_RECOVERY_TIMEOUT_MS = "storage.lease.recovery.timeout.ms";
+  public static final String STORAGE_READER_REFRESH_INTERVAL_MS = "storage.reader.refresh.interval.ms";
   public static final String STORAGE_ORPHAN_DATA_ACCEPT = "storage.orphan.data.accept";
   public static final String STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS = "storage.topic.deletion.check.interval.ms";
   public static final String STORAGE_OPEN_LOGS_MAX = "storage.open.logs.max";
@@ -181,6 +182,8 @@ public final class ServerConfig extends TalosConfig {
           "Bytes of recently appended data kept in memory (shared by all partitions, oldest appends evicted first) so that consumers near the tail do not read the file system; 0 disables it.")
       .define(STORAGE_LEASE_RECOVERY_TIMEOUT_MS, Type.LONG, 60_000L, Validator.atLeast(0),
           "HDFS: how long opening a partition waits for the lease of a segment left open by a crashed or previous owner to be recovered, in ms.")
+      .define(STORAGE_READER_REFRESH_INTERVAL_MS, Type.LONG, 500L, Validator.between(0, 3_600_000L),
+          "Reads of a partition this server does not write use a read-only view (never claims the partition or recovers a lease); a read beyond what the view knows lists the partition directory again at most this often, in ms: new messages of another server's writer show up after at most this long.")
       .define(STORAGE_ORPHAN_DATA_ACCEPT, Type.BOOLEAN, false, null,
           "Start even if the metadata store has no topics while the storage root holds topic data (normally refused: the metadata is probably lost or the wrong one); the data is kept and reported at GET /ops/orphans, never deleted. Command line: --accept-orphan-data.")
       .define(STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS, Type.LONG, 60_000L, Validator.atLeast(100),

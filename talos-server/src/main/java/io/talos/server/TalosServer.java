@@ -363,6 +363,7 @@ public final class TalosServer implements AutoCloseable {
         // The front end bounds a block by the request size; the log's limit is only a backstop.
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
         .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
+        .readerRefreshMs(config.getLong(ServerConfig.STORAGE_READER_REFRESH_INTERVAL_MS))
         .build();
     fs.mkdirs(new Path(root)); // exists from the start: /ops/health probes it
     PartitionLogs.Limits limits = new PartitionLogs.Limits(config.getInt(ServerConfig.STORAGE_OPEN_LOGS_MAX),

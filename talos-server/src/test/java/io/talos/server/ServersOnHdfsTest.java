@@ -1,6 +1,7 @@
 package io.talos.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,6 +64,45 @@ class ServersOnHdfsTest {
     // hadoop.* keys reach the hdfs client: checked below on the files' block size
     return TestServers.start(dataDir, ServerConfig.STORAGE_ROOT_URI, hdfs.uri() + "/talos",
         ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS, "30000", "hadoop.dfs.blocksize", "3145728");
+  }
+
+  @Test
+  void shouldServeReadsOfAnotherServersPartitionReadOnlyWithoutFencingItsWriter(@TempDir Path tmp) throws Exception {
+    TopicRecord topic = new TopicRecord("readonly", TopicNames.resourceName(AdminCredentials.ADMIN_OWNER, "readonly",
+        "0123456789abcdee"), AdminCredentials.ADMIN_OWNER, 1, 86_400, Map.of(), System.currentTimeMillis(), 0);
+    for (String node : List.of("a", "b")) seed(tmp.resolve(node), topic);
+    TopicAndPartition tap = new TopicAndPartition("readonly", new TopicTalosResourceName(topic.resourceName()), 0);
+    org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path("/talos/"
+        + PartitionLogs.encodeDirName(topic.resourceName()) + "/0");
+    SortedMap<Long, String> acknowledged = new TreeMap<>();
+    try (TalosServer a = start(tmp.resolve("a")); TalosServer b = TestServers.start(tmp.resolve("b"),
+        ServerConfig.STORAGE_ROOT_URI, hdfs.uri() + "/talos", ServerConfig.STORAGE_READER_REFRESH_INTERVAL_MS, "0");
+        FileSystem fs = hdfs.newClient()) {
+      RawApi apiA = RestartTest.api(a);
+      RawApi apiB = RestartTest.api(b);
+      for (int i = 0; i < 3; i++) acknowledged.put(apiA.put(tap, List.of("a" + i)), "a" + i);
+      List<String> before = names(fs, dir);
+      assertTrue(before.stream().anyMatch(n -> n.endsWith(".log")), before.toString());
+      assertFalse(((org.apache.hadoop.fs.LeaseRecoverable) fs).isFileClosed(new org.apache.hadoop.fs.Path(dir, before.stream()
+          .filter(n -> n.endsWith(".log")).findFirst().orElseThrow())), "a's segment is still being written");
+
+      assertEquals(acknowledged, apiB.readAll(tap, 0), "b reads every hflushed record of a's open segment");
+      assertEquals(before, names(fs, dir), "b's reads created, renamed or deleted nothing (no new .owner epoch)");
+
+      acknowledged.put(apiA.put(tap, List.of("a3")), "a3"); // a was not fenced
+      acknowledged.put(apiA.put(tap, List.of("a4", "a5")), "a4");
+      acknowledged.put(4L + 1, "a5");
+      assertEquals(acknowledged, apiB.readAll(tap, 0), "b sees a's new records");
+      assertEquals(acknowledged.tailMap(3L), apiB.readAll(tap, 3), "from the offset b knew as the end");
+      assertEquals(before, names(fs, dir));
+      assertEquals(6, apiA.put(tap, List.of("a6")), "a still owns the partition");
+    }
+  }
+
+  private static List<String> names(FileSystem fs, org.apache.hadoop.fs.Path dir) throws IOException {
+    List<String> names = new java.util.ArrayList<>();
+    for (FileStatus st : fs.listStatus(dir)) names.add(st.getPath().getName());
+    return names.stream().sorted().toList();
   }
 
   @Test

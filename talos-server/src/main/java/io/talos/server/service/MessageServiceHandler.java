@@ -5,10 +5,12 @@ import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.BlockToAppend;
 import io.talos.server.storage.CorruptRecordException;
 import io.talos.server.storage.OffsetOutOfRangeException;
+import io.talos.server.storage.PartitionDataMissingException;
 import io.talos.server.storage.PartitionFencedException;
 import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionOffsets;
 import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.ReadablePartition;
 import io.talos.server.storage.StoredBlock;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
@@ -165,7 +167,9 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     TopicRecord topic = topics.partition(request.getTopicAndPartition());
     int partition = request.getTopicAndPartition().getPartitionId();
-    PartitionLog log = log(topic, partition);
+    // The writer's log if this server has it open, else a read-only view: a read never takes the
+    // partition over from the server that writes it.
+    ReadablePartition log = Topics.readable(logs, topic, partition);
     long start = log.startOffset();
     long next = log.endOffset();
     long offset = request.getMessageOffset();
@@ -189,7 +193,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         if (!log.isClosed() || log.isFenced() || e instanceof CorruptRecordException) {
           throw e;
         }
-        log = log(topic, partition);
+        log = Topics.readable(logs, topic, partition);
         stored = log.read(offset, maxMessages, maxBytes);
       }
     } catch (PartitionFencedException e) {
@@ -199,6 +203,8 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       throw TalosErrors.of(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, "offset " + offset + " of partition "
           + partition + " of topic '" + topic.name() + "' is out of range: the partition holds ["
           + log.startOffset() + ", " + (log.endOffset() - 1) + "] and the next offset is " + log.endOffset());
+    } catch (PartitionDataMissingException e) {
+      throw Topics.dataMissing(topic, partition, e);
     } catch (CorruptRecordException e) {
       // The log knows these records are damaged: retrying cannot help (the SDK would retry the
       // same offset forever on a retriable error). An operator must look at the partition.

@@ -13,6 +13,7 @@ import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionFencedException;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.PartitionOffsets;
+import io.talos.server.storage.ReadablePartition;
 import io.talos.server.storage.StorageDeadlineException;
 import io.talos.server.storage.TopicDeletedException;
 import java.io.IOException;
@@ -77,6 +78,22 @@ public final class Topics {
       long deadline = RequestDeadline.current();
       return deadline == RequestDeadline.NONE ? logs.log(topic.resourceName(), partition)
           : logs.log(topic.resourceName(), partition, deadline);
+    } catch (IOException e) {
+      throw storageError(topic, partition, "open", e);
+    }
+  }
+
+  /**
+   * What a read of one partition of {@code topic} uses: its log if this server has it open, else a
+   * read-only view that never takes the partition over from its writer (see {@link
+   * PartitionLogs#readable}); deadline and errors as {@link #openLog}.
+   */
+  public static ReadablePartition readable(PartitionLogs logs, TopicRecord topic, int partition)
+      throws GalaxyTalosException {
+    try {
+      long deadline = RequestDeadline.current();
+      return deadline == RequestDeadline.NONE ? logs.readable(topic.resourceName(), partition)
+          : logs.readable(topic.resourceName(), partition, deadline);
     } catch (IOException e) {
       throw storageError(topic, partition, "open", e);
     }

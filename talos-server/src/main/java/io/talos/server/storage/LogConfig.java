@@ -18,9 +18,11 @@ import java.util.List;
  *     end should refuse larger blocks first)
  * @param leaseRecoveryTimeoutMs on file systems with leases (hdfs), how long opening a log waits
  *     for the lease of a segment left open by a crashed server to be recovered
+ * @param readerRefreshMs least time between two listings of a partition by its read-only {@link
+ *     PartitionReader} (0: every read beyond its known end lists again)
  */
 public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalBytes, Durability durability,
-    int maxBlockBytes, long leaseRecoveryTimeoutMs) {
+    int maxBlockBytes, long leaseRecoveryTimeoutMs, long readerRefreshMs) {
 
   public static final long DEFAULT_SEGMENT_BYTES = 256L * 1024 * 1024;
   public static final long DEFAULT_SEGMENT_MS = 60 * 60 * 1000L;
@@ -28,6 +30,7 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
   public static final Durability DEFAULT_DURABILITY = Durability.FLUSH;
   public static final int DEFAULT_MAX_BLOCK_BYTES = 16 * 1024 * 1024;
   public static final long DEFAULT_LEASE_RECOVERY_TIMEOUT_MS = 60_000L;
+  public static final long DEFAULT_READER_REFRESH_MS = 500L;
 
   public LogConfig {
     List<String> errors = new ArrayList<>();
@@ -42,6 +45,7 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
     if (leaseRecoveryTimeoutMs < 0) {
       errors.add("leaseRecoveryTimeoutMs=" + leaseRecoveryTimeoutMs + " must be >= 0");
     }
+    if (readerRefreshMs < 0) errors.add("readerRefreshMs=" + readerRefreshMs + " must be >= 0");
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("invalid log config: " + String.join("; ", errors));
     }
@@ -58,7 +62,7 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
   public Builder toBuilder() {
     return new Builder().segmentBytes(segmentBytes).segmentMs(segmentMs)
         .indexIntervalBytes(indexIntervalBytes).durability(durability).maxBlockBytes(maxBlockBytes)
-        .leaseRecoveryTimeoutMs(leaseRecoveryTimeoutMs);
+        .leaseRecoveryTimeoutMs(leaseRecoveryTimeoutMs).readerRefreshMs(readerRefreshMs);
   }
 
   /** Starts at the defaults; not thread-safe. */
@@ -69,6 +73,7 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
     private Durability durability = DEFAULT_DURABILITY;
     private int maxBlockBytes = DEFAULT_MAX_BLOCK_BYTES;
     private long leaseRecoveryTimeoutMs = DEFAULT_LEASE_RECOVERY_TIMEOUT_MS;
+    private long readerRefreshMs = DEFAULT_READER_REFRESH_MS;
 
     private Builder() {}
 
@@ -102,10 +107,15 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
       return this;
     }
 
+    public Builder readerRefreshMs(long v) {
+      readerRefreshMs = v;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming every invalid field */
     public LogConfig build() {
       return new LogConfig(segmentBytes, segmentMs, indexIntervalBytes, durability, maxBlockBytes,
-          leaseRecoveryTimeoutMs);
+          leaseRecoveryTimeoutMs, readerRefreshMs);
     }
   }
 }

@@ -13,6 +13,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,6 +76,8 @@ final class LogSegment {
   private FSDataOutputStream out;
   private long firstAppendClockMs = -1;
   private boolean sealed;
+  /** Read-only views only, see {@link #isComplete()}; written by the view's refresh. */
+  private volatile boolean complete;
 
   private final ReentrantReadWriteLock inputLock = new ReentrantReadWriteLock();
   private FSDataInputStream in;
@@ -209,6 +212,113 @@ final class LogSegment {
     }
     return new LogSegment(fs, dir, baseOffset, epoch, cache, scan.index, config.durability(), scan.validBytes,
         scan.nextOffset, scan.maxAppendTimestampMs, null);
+  }
+
+  /**
+   * Opens a segment for a read-only view ({@link PartitionReader}): never writes, renames or
+   * deletes a file and never touches a lease. A valid index whose {@code validBytes} fit in the
+   * listed length is trusted (the segment was sealed and never grows); otherwise the segment is
+   * scanned from position 0 up to the length readers can see now ({@link #reopenVisibleLength}),
+   * stopping at the first record that is incomplete or invalid or would reach {@code limitOffset},
+   * and can be {@link #extendVisible extended} later. The result has no writer and never seals.
+   */
+  static LogSegment openReadOnly(FileSystem fs, Path dir, long baseOffset, long epoch, long listedBytes,
+      long limitOffset, LogConfig config) throws IOException {
+    OffsetIndex.Persisted p = OffsetIndex.read(fs, indexPath(dir, baseOffset, epoch), baseOffset,
+        config.indexIntervalBytes());
+    if (p != null && p.seal().validBytes() <= listedBytes && p.seal().nextOffset() <= limitOffset) {
+      LogSegment s = new LogSegment(fs, dir, baseOffset, epoch, TailCache.DISABLED, p.index(), config.durability(),
+          p.seal().validBytes(), p.seal().nextOffset(), p.seal().maxAppendTimestampMs(), null);
+      s.sealed = true;
+      s.complete = true;
+      return s;
+    }
+    LogSegment s = new LogSegment(fs, dir, baseOffset, epoch, TailCache.DISABLED,
+        new OffsetIndex(baseOffset, config.indexIntervalBytes()), config.durability(), 0, baseOffset, -1, null);
+    s.sealed = true; // nothing to seal: never writes an index
+    try {
+      s.extendVisible(s.reopenVisibleLength(), limitOffset);
+    } catch (IOException | RuntimeException e) {
+      s.closeInput();
+      throw e;
+    }
+    return s;
+  }
+
+  /**
+   * Read-only views: whether the segment's records are all known (it had a valid index, or was
+   * scanned up to the next segment's base offset); else it may still grow.
+   */
+  boolean isComplete() {
+    return complete;
+  }
+
+  /**
+   * Read-only views: reopens the shared input stream and returns the length it sees. On hdfs that
+   * is the visible length ({@link HdfsDataInputStream#getVisibleLength()}: every hflushed byte of
+   * a file still being written, which the NameNode's listing does not report), elsewhere the
+   * file's length. The new stream replaces the shared one, so reads see that length too.
+   */
+  long reopenVisibleLength() throws IOException {
+    FSDataInputStream fresh = fs.open(logPath);
+    long len;
+    try {
+      len = fresh instanceof HdfsDataInputStream hdfs ? hdfs.getVisibleLength() : fs.getFileStatus(logPath).getLen();
+    } catch (IOException | RuntimeException e) {
+      closeQuietly(fresh);
+      throw e;
+    }
+    inputLock.writeLock().lock();
+    try {
+      if (inputClosed) {
+        closeQuietly(fresh);
+        throw new IOException("segment " + logPath + " is closed");
+      }
+      if (in != null) closeQuietly(in);
+      in = fresh;
+    } finally {
+      inputLock.writeLock().unlock();
+    }
+    return len;
+  }
+
+  /**
+   * Read-only views: scans the records after {@link #validBytes()} up to {@code fileBytes} and
+   * publishes them to readers (index entries, then {@code nextOffset}, then {@code validBytes}, as
+   * an append does). Stops quietly at a record that is incomplete or invalid (a writer may be in
+   * the middle of it) or that would reach past {@code limitOffset}; reaching {@code limitOffset}
+   * (the next segment's base offset) makes the segment {@link #isComplete() complete}. One caller at
+   * a time (the view's refresh).
+   *
+   * @return whether records were added
+   */
+  boolean extendVisible(long fileBytes, long limitOffset) throws IOException {
+    long start = validBytes;
+    long next = nextOffset;
+    long maxTs = maxAppendTimestampMs;
+    if (next >= limitOffset) complete = true;
+    if (complete || fileBytes <= start) return false;
+    RecordCursor c = cursor(start, fileBytes);
+    while (next < limitOffset && c.position() < fileBytes) {
+      RecordFormat.Header h;
+      try {
+        h = c.next();
+        if (h.startOffset() != next || h.nextOffset() > limitOffset) break;
+        c.verify(h);
+      } catch (CorruptRecordException | EOFException e) {
+        break; // not (yet) a whole record: the writer may still be writing it
+      }
+      index.maybeAppend(h.startOffset(), c.position());
+      maxTs = Math.max(maxTs, h.appendTimestampMs());
+      next = h.nextOffset();
+      c.advance(h);
+    }
+    if (next >= limitOffset) complete = true;
+    if (c.position() == start) return false;
+    maxAppendTimestampMs = maxTs;
+    nextOffset = next;
+    validBytes = c.position();
+    return true;
   }
 
   private record Scan(long validBytes, long nextOffset, long maxAppendTimestampMs, OffsetIndex index,

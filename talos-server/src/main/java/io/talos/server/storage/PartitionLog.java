@@ -66,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * and segment size. Removing segments (retention, close) takes a read-write lock exclusively, so a
  * segment is never closed under a running read.
  */
-public final class PartitionLog implements Closeable {
+public final class PartitionLog implements Closeable, ReadablePartition {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
 
   private final FileSystem fs;
@@ -379,6 +379,7 @@ public final class PartitionLog implements Closeable {
    * @throws CorruptRecordException if the first block to return cannot be decoded; when a later one
    *     cannot, the blocks before it are returned and the next read reports it
    */
+  @Override
   public List<StoredBlock> read(long offset, int maxMessages, int maxBytes)
       throws OffsetOutOfRangeException, IOException {
     if (maxMessages < 1) throw new IllegalArgumentException("maxMessages=" + maxMessages + " must be >= 1");
@@ -393,53 +394,63 @@ public final class PartitionLog implements Closeable {
       if (offset < start || offset > end) {
         throw new OffsetOutOfRangeException(dir.toString(), offset, start, end);
       }
-      List<StoredBlock> result = new ArrayList<>();
-      long target = offset;
-      long messages = 0;
-      long bytes = 0;
-      for (int i = floorSegment(segs, offset); i < segs.size() && target < end; i++) {
-        LogSegment seg = segs.get(i);
-        if (target >= seg.nextOffset()) continue;
-        if (target < seg.baseOffset()) {
-          LogSegment prev = segs.get(i - 1);
-          if (!result.isEmpty()) break;
-          throw new CorruptRecordException("offsets [" + prev.nextOffset() + ", " + seg.baseOffset() + ") of " + dir
-              + " are lost: " + (prev.lostTail() != null ? prev.lostTail() : "no segment holds them"));
-        }
-        LogSegment.RecordCursor c = seg.cursor(seg.index().lookup(target), seg.validBytes());
-        try {
-          RecordFormat.Header h;
-          while ((h = c.next()) != null) {
-            if (h.startOffset() >= end) return result;
-            if (h.nextOffset() <= target) {
-              c.advance(h);
-              continue;
-            }
-            if (h.startOffset() > target) {
-              throw new CorruptRecordException("expected the record holding offset " + target + ", found one starting"
-                  + " at " + h.startOffset());
-            }
-            if (!result.isEmpty() && bytes + h.payloadLength() > maxBytes) return result;
-            result.add(c.block(h));
-            messages += h.messageCount();
-            bytes += h.payloadLength();
-            target = h.nextOffset();
-            c.advance(h);
-            if (messages >= maxMessages) return result;
-          }
-        } catch (CorruptRecordException e) {
-          if (!result.isEmpty()) return result;
-          CorruptRecordException wrapped = new CorruptRecordException("cannot read offset " + target + " of " + dir
-              + ": corrupt record at position " + c.position() + " of " + seg.path() + ": " + e.getMessage());
-          wrapped.initCause(e);
-          LOG.error("{}", wrapped.getMessage());
-          throw wrapped;
-        }
-      }
-      return result;
+      return readBlocks(dir, segs, end, offset, maxMessages, maxBytes);
     } finally {
       segmentsLock.readLock().unlock();
     }
+  }
+
+  /**
+   * The read of {@link #read} over {@code segs} (ascending, covering {@code offset}) below {@code
+   * end}, shared with the read-only {@link PartitionReader}; the caller checked the range and
+   * keeps the segments' inputs open meanwhile.
+   */
+  static List<StoredBlock> readBlocks(Path dir, List<LogSegment> segs, long end, long offset, int maxMessages,
+      int maxBytes) throws IOException {
+    List<StoredBlock> result = new ArrayList<>();
+    long target = offset;
+    long messages = 0;
+    long bytes = 0;
+    for (int i = floorSegment(segs, offset); i < segs.size() && target < end; i++) {
+      LogSegment seg = segs.get(i);
+      if (target >= seg.nextOffset()) continue;
+      if (target < seg.baseOffset()) {
+        LogSegment prev = segs.get(i - 1);
+        if (!result.isEmpty()) break;
+        throw new CorruptRecordException("offsets [" + prev.nextOffset() + ", " + seg.baseOffset() + ") of " + dir
+            + " are lost: " + (prev.lostTail() != null ? prev.lostTail() : "no segment holds them"));
+      }
+      LogSegment.RecordCursor c = seg.cursor(seg.index().lookup(target), seg.validBytes());
+      try {
+        RecordFormat.Header h;
+        while ((h = c.next()) != null) {
+          if (h.startOffset() >= end) return result;
+          if (h.nextOffset() <= target) {
+            c.advance(h);
+            continue;
+          }
+          if (h.startOffset() > target) {
+            throw new CorruptRecordException("expected the record holding offset " + target + ", found one starting"
+                + " at " + h.startOffset());
+          }
+          if (!result.isEmpty() && bytes + h.payloadLength() > maxBytes) return result;
+          result.add(c.block(h));
+          messages += h.messageCount();
+          bytes += h.payloadLength();
+          target = h.nextOffset();
+          c.advance(h);
+          if (messages >= maxMessages) return result;
+        }
+      } catch (CorruptRecordException e) {
+        if (!result.isEmpty()) return result;
+        CorruptRecordException wrapped = new CorruptRecordException("cannot read offset " + target + " of " + dir
+            + ": corrupt record at position " + c.position() + " of " + seg.path() + ": " + e.getMessage());
+        wrapped.initCause(e);
+        LOG.error("{}", wrapped.getMessage());
+        throw wrapped;
+      }
+    }
+    return result;
   }
 
   /** Index of the segment with the greatest base offset {@code <= offset} (0 if none). */
@@ -527,16 +538,19 @@ public final class PartitionLog implements Closeable {
   }
 
   /** First readable offset; equals {@link #endOffset()} when the log is empty. */
+  @Override
   public long startOffset() {
     return segments.get(0).baseOffset();
   }
 
   /** The offset the next appended message gets. */
+  @Override
   public long endOffset() {
     return endOffset;
   }
 
   /** Bytes of valid records in all segments. */
+  @Override
   public long sizeBytes() {
     long total = 0;
     for (LogSegment s : segments) total += s.validBytes();
@@ -567,6 +581,7 @@ public final class PartitionLog implements Closeable {
    * read and sync then fails, and retention and close touch no file): the cache closes and evicts
    * such a log.
    */
+  @Override
   public boolean isFenced() {
     return owner.isFenced();
   }
@@ -576,6 +591,7 @@ public final class PartitionLog implements Closeable {
     return owner.epoch();
   }
 
+  @Override
   public boolean isClosed() {
     return closed;
   }

@@ -63,12 +63,20 @@ import org.slf4j.LoggerFactory;
  * over later stays here {@link PartitionLog#isFenced() fenced}, failing every append and read,
  * until this server restarts.
  *
+ * <p><b>Reads never take a partition over.</b> {@link #readable} hands out the writer's log when
+ * this server has it open (or is opening it), else a read-only {@link PartitionReader} of the
+ * directory, which claims no owner epoch, recovers no lease and writes no file, so a read on
+ * this server never fences the partition's writer on another. Only {@link #log} (appends,
+ * retention, reset) opens a log for writing; once it has, the partition's read-only view is
+ * closed and reads use the log.
+ *
  * <p><b>Bounded resources.</b> Open logs hold file descriptors (an input stream per segment read
  * and the active segment's output stream), so at most {@link Limits#maxOpenLogs} logs and about
- * {@link Limits#maxOpenFiles} files (counted as segments + 1 per open log) stay open: opening one
- * more closes the least recently used others, and {@link #runEvictionOnce} (run periodically by
+ * {@link Limits#maxOpenFiles} files (counted as segments + 1 per open log) stay open, read-only
+ * views counted alike (a view as an open log, its segments as files): opening one more closes the
+ * least recently used others, and {@link #runEvictionOnce} (run periodically by
  * the server, directly by tests) also closes logs unused for {@link Limits#idleCloseMs} and
- * fenced ones. A closed log reopens on its next use (recovery starts a new segment if its newest
+ * fenced ones, and views unused as long. A closed log reopens on its next use (recovery starts a new segment if its newest
  * one held records). A caller still holding a log closed meanwhile gets an IOException saying it
  * is closed (nothing of that call was stored) and fetches it again from here. A fenced partition
  * stays refused ({@link PartitionFencedException}) until restart, as before, without holding
@@ -115,6 +123,9 @@ public final class PartitionLogs implements Closeable {
   private final TailCache tailCache;
   private final NextOffsetStore nextOffsets;
   private final Map<TopicPartition, CompletableFuture<PartitionLog>> logs = new ConcurrentHashMap<>();
+  /** Read-only views of partitions this server reads but has no log open for. */
+  private final Map<TopicPartition, CompletableFuture<PartitionReader>> readers = new ConcurrentHashMap<>();
+  private final AtomicInteger readersOpenedCount = new AtomicInteger();
   /** Exclusive for {@link #deleteTopic}; shared by retention, so it never reopens a topic being deleted. */
   private final ReentrantReadWriteLock deletion = new ReentrantReadWriteLock();
   /**
@@ -125,7 +136,7 @@ public final class PartitionLogs implements Closeable {
   private final Set<String> deletedTopics = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private final Limits limits;
-  /** When each open (or opening) log was last handed out, on {@link #clock}. */
+  /** When each open (or opening) log or view was last handed out, on {@link #clock}. */
   private final Map<TopicPartition, Long> lastUseMs = new ConcurrentHashMap<>();
   /** Offsets of partitions not open: kept when a log is closed, or read from the listing. */
   private final Map<TopicPartition, PartitionOffsets> closedOffsets = new ConcurrentHashMap<>();
@@ -301,6 +312,8 @@ public final class PartitionLogs implements Closeable {
     closedOffsets.remove(key); // the open log answers now; its close stores fresh ones
     lastUseMs.putIfAbsent(key, clock.millis());
     mine.complete(log);
+    CompletableFuture<PartitionReader> view = readers.remove(key); // reads use the log from now on
+    if (view != null) view.thenAccept(PartitionReader::close);
     if (closed) { // close() ran while this log was opening and may not have seen it
       logs.remove(key, mine);
       log.close();
@@ -309,7 +322,7 @@ public final class PartitionLogs implements Closeable {
     evictOverLimits(key);
   }
 
-  private PartitionLog await(CompletableFuture<PartitionLog> f, TopicPartition key, long deadlineMs) throws IOException {
+  private <T> T await(CompletableFuture<T> f, TopicPartition key, long deadlineMs) throws IOException {
     try {
       if (f.isDone()) return f.get();
       long waitMs = deadlineMs - clock.millis();
@@ -331,7 +344,7 @@ public final class PartitionLogs implements Closeable {
   }
 
   /** Waits without a deadline: for deletion and close, which must see the open's outcome. */
-  private static PartitionLog awaitDone(CompletableFuture<PartitionLog> f, TopicPartition key) throws IOException {
+  private static <T> T awaitDone(CompletableFuture<T> f, TopicPartition key) throws IOException {
     try {
       return f.get();
     } catch (InterruptedException e) {
@@ -343,6 +356,93 @@ public final class PartitionLogs implements Closeable {
       }
       throw new IOException("could not open the log of " + key + ": " + e.getCause().getMessage(), e.getCause());
     }
+  }
+
+  /**
+   * What a read of one partition uses: the partition's log if this server has it open (or is
+   * opening it), else its read-only {@link PartitionReader}, opened on first use (off the request
+   * thread like a log, see the class comment) and never claiming the partition. Waits at most
+   * until {@code deadlineMs} (on this instance's clock).
+   *
+   * @throws StorageDeadlineException the open did not finish by the deadline (it goes on)
+   * @throws PartitionFencedException this server's log of the partition was taken over (refused
+   *     until restart, reads included, as before)
+   * @throws PartitionDataMissingException the partition ends below its recorded next offset
+   * @throws TopicDeletedException the topic was deleted by this instance
+   */
+  public ReadablePartition readable(String topicResourceName, int partitionId, long deadlineMs) throws IOException {
+    ensureOpen();
+    TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
+        partitionId);
+    if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    String fencedBy = fenced.get(key);
+    if (fencedBy != null) throw new PartitionFencedException(fencedBy);
+    CompletableFuture<PartitionLog> log = logs.get(key);
+    if (log != null) {
+      lastUseMs.put(key, clock.millis());
+      return await(log, key, deadlineMs);
+    }
+    CompletableFuture<PartitionReader> f = readers.get(key);
+    if (f == null) {
+      deletion.readLock().lock();
+      try {
+        if (deletedTopics.contains(topicResourceName)) throw new TopicDeletedException(topicResourceName);
+        f = openReaderOrGet(key);
+      } finally {
+        deletion.readLock().unlock();
+      }
+    }
+    lastUseMs.put(key, clock.millis());
+    return await(f, key, deadlineMs);
+  }
+
+  /** As {@link #readable(String, int, long)} with the default deadline. */
+  public ReadablePartition readable(String topicResourceName, int partitionId) throws IOException {
+    return readable(topicResourceName, partitionId, saturatedAdd(clock.millis(), limits.defaultDeadlineMs()));
+  }
+
+  /** The future of the key's read-only view, starting its open if none is under way. */
+  private CompletableFuture<PartitionReader> openReaderOrGet(TopicPartition key) throws IOException {
+    CompletableFuture<PartitionReader> existing = readers.get(key);
+    if (existing != null) return existing;
+    CompletableFuture<PartitionReader> mine = new CompletableFuture<>();
+    existing = readers.putIfAbsent(key, mine);
+    if (existing != null) return existing;
+    if (openExecutor == null) {
+      doOpenReader(key, mine);
+    } else {
+      try {
+        openExecutor.execute(() -> doOpenReader(key, mine));
+      } catch (RejectedExecutionException e) {
+        readers.remove(key, mine);
+        IOException busy = new IOException("too many partitions are being opened (" + limits.maxPendingOpens()
+            + " waiting, storage.open.pending.max); retry later");
+        mine.completeExceptionally(busy);
+        throw busy;
+      }
+    }
+    return mine;
+  }
+
+  private void doOpenReader(TopicPartition key, CompletableFuture<PartitionReader> mine) {
+    PartitionReader reader;
+    try {
+      reader = PartitionReader.open(fs, partitionDir(key.topicResourceName(), key.partitionId()), config, clock,
+          config.readerRefreshMs(), nextOffsets, key.topicResourceName(), key.partitionId());
+    } catch (IOException | RuntimeException | Error e) {
+      readers.remove(key, mine);
+      mine.completeExceptionally(e);
+      return;
+    }
+    readersOpenedCount.incrementAndGet();
+    lastUseMs.putIfAbsent(key, clock.millis());
+    mine.complete(reader);
+    if (closed) {
+      readers.remove(key, mine);
+      reader.close();
+      return;
+    }
+    evictOverLimits(key);
   }
 
   /**
@@ -380,7 +480,8 @@ public final class PartitionLogs implements Closeable {
    * The offsets of a partition without opening it: from its log if open, else from what was kept
    * when it was closed, else from its directory listing and newest index ({@link
    * PartitionOffsets#read}); only when the listing cannot tell (the newest segment was not sealed:
-   * after a crash, or written by another server) is the log opened, with the default deadline.
+   * after a crash, or written by another server) is the partition's read-only view ({@link
+   * #readable}) opened, with the default deadline: it never takes the partition over.
    */
   public PartitionOffsets offsets(String topicResourceName, int partitionId) throws IOException {
     ensureOpen();
@@ -406,18 +507,34 @@ public final class PartitionLogs implements Closeable {
       if (!logs.containsKey(key)) closedOffsets.put(key, read);
       return read;
     }
-    return PartitionOffsets.of(log(topicResourceName, partitionId));
+    return PartitionOffsets.of(readable(topicResourceName, partitionId)); // read-only: never takes it over
   }
 
-  /** Logs open now (opening ones included). */
+  /** Logs and read-only views open now (opening ones included). */
   public int openLogCount() {
-    return logs.size();
+    return logs.size() + readers.size();
   }
 
-  /** Files held by the open logs, counted as segments + 1 (the active writer) per log. */
+  /** Read-only views open now (opening ones included). */
+  public int openReaderCount() {
+    return readers.size();
+  }
+
+  /** Read-only views opened by this instance so far. */
+  public int openedReaders() {
+    return readersOpenedCount.get();
+  }
+
+  /**
+   * Files held by the open logs and views, counted as segments + 1 (the active writer; a view's
+   * listing) per log or view.
+   */
   public int openFileCount() {
     int files = 0;
     for (CompletableFuture<PartitionLog> f : logs.values()) {
+      if (f.isDone() && !f.isCompletedExceptionally()) files += f.join().segmentCount() + 1;
+    }
+    for (CompletableFuture<PartitionReader> f : readers.values()) {
       if (f.isDone() && !f.isCompletedExceptionally()) files += f.join().segmentCount() + 1;
     }
     return files;
@@ -456,36 +573,68 @@ public final class PartitionLogs implements Closeable {
       boolean idle = limits.idleCloseMs() > 0 && (used == null || now - used >= limits.idleCloseMs());
       if ((log.isFenced() || log.isClosed() || idle) && evict(e.getKey(), f)) closedNow++;
     }
-    lastUseMs.keySet().removeIf(k -> !logs.containsKey(k)); // left by opens that failed
+    for (Map.Entry<TopicPartition, CompletableFuture<PartitionReader>> e : new ArrayList<>(readers.entrySet())) {
+      CompletableFuture<PartitionReader> f = e.getValue();
+      if (!f.isDone() || f.isCompletedExceptionally()) continue;
+      Long used = lastUseMs.get(e.getKey());
+      boolean idle = limits.idleCloseMs() > 0 && (used == null || now - used >= limits.idleCloseMs());
+      if ((f.join().isClosed() || idle) && evictReader(e.getKey(), f)) closedNow++;
+    }
+    // left by opens that failed
+    lastUseMs.keySet().removeIf(k -> !logs.containsKey(k) && !readers.containsKey(k));
     return closedNow + evictOverLimits(null);
   }
 
-  /** Closes least recently used logs (never {@code keep}) until within the limits. */
+  /** An open log or read-only view, as the limits see it. */
+  private record Held(TopicPartition key, CompletableFuture<PartitionLog> log,
+      CompletableFuture<PartitionReader> reader) {
+    int files() {
+      return (log != null ? log.join().segmentCount() : reader.join().segmentCount()) + 1;
+    }
+  }
+
+  /** Closes least recently used logs and views (never {@code keep}'s) until within the limits. */
   private int evictOverLimits(TopicPartition keep) {
-    if (logs.size() <= limits.maxOpenLogs() && (limits.maxOpenFiles() == Integer.MAX_VALUE
+    if (openLogCount() <= limits.maxOpenLogs() && (limits.maxOpenFiles() == Integer.MAX_VALUE
         || openFileCount() <= limits.maxOpenFiles())) {
       return 0;
     }
     synchronized (lastUseMs) { // one evicting thread at a time: they would pick the same victims
-      List<Map.Entry<TopicPartition, CompletableFuture<PartitionLog>>> open = new ArrayList<>();
+      List<Held> open = new ArrayList<>();
       for (Map.Entry<TopicPartition, CompletableFuture<PartitionLog>> e : logs.entrySet()) {
         if (e.getValue().isDone() && !e.getValue().isCompletedExceptionally() && !e.getKey().equals(keep)) {
-          open.add(e);
+          open.add(new Held(e.getKey(), e.getValue(), null));
         }
       }
-      open.sort(java.util.Comparator.comparingLong(e -> lastUseMs.getOrDefault(e.getKey(), Long.MIN_VALUE)));
+      for (Map.Entry<TopicPartition, CompletableFuture<PartitionReader>> e : readers.entrySet()) {
+        if (e.getValue().isDone() && !e.getValue().isCompletedExceptionally() && !e.getKey().equals(keep)) {
+          open.add(new Held(e.getKey(), null, e.getValue()));
+        }
+      }
+      open.sort(java.util.Comparator.comparingLong(h -> lastUseMs.getOrDefault(h.key(), Long.MIN_VALUE)));
       int files = openFileCount();
       int evicted = 0;
-      for (Map.Entry<TopicPartition, CompletableFuture<PartitionLog>> e : open) {
-        if (logs.size() <= limits.maxOpenLogs() && files <= limits.maxOpenFiles()) break;
-        int held = e.getValue().join().segmentCount() + 1;
-        if (evict(e.getKey(), e.getValue())) {
+      for (Held h : open) {
+        if (openLogCount() <= limits.maxOpenLogs() && files <= limits.maxOpenFiles()) break;
+        int held = h.files();
+        if (h.log() != null ? evict(h.key(), h.log()) : evictReader(h.key(), h.reader())) {
           files -= held;
           evicted++;
         }
       }
       return evicted;
     }
+  }
+
+  /** Closes one read-only view and forgets it. */
+  private boolean evictReader(TopicPartition key, CompletableFuture<PartitionReader> f) {
+    if (!readers.remove(key, f)) return false;
+    if (!logs.containsKey(key)) lastUseMs.remove(key);
+    f.join().close();
+    evictionsCount.incrementAndGet();
+    LOG.debug("Closed the read-only view of partition {} of {} (idle or over the open limits)", key.partitionId(),
+        key.topicResourceName());
+    return true;
   }
 
   /**
@@ -556,6 +705,16 @@ public final class PartitionLogs implements Closeable {
         continue; // never opened: the directory delete below removes it
       }
       log.deleteAll();
+    }
+    for (TopicPartition key : new ArrayList<>(readers.keySet())) {
+      if (!key.topicResourceName().equals(topicResourceName)) continue;
+      CompletableFuture<PartitionReader> f = readers.remove(key);
+      if (f == null) continue;
+      try {
+        awaitDone(f, key).close();
+      } catch (IOException e) {
+        LOG.debug("{} never opened", key, e);
+      }
     }
     closedOffsets.keySet().removeIf(k -> k.topicResourceName().equals(topicResourceName));
     lastUseMs.keySet().removeIf(k -> k.topicResourceName().equals(topicResourceName));
@@ -675,6 +834,15 @@ public final class PartitionLogs implements Closeable {
     if (openExecutor != null) openExecutor.shutdown(); // opens under way finish and close themselves
     for (TopicPartition key : new ArrayList<>(logs.keySet())) {
       CompletableFuture<PartitionLog> f = logs.remove(key);
+      if (f == null) continue;
+      try {
+        awaitDone(f, key).close();
+      } catch (IOException e) {
+        LOG.debug("{} never opened", key, e);
+      }
+    }
+    for (TopicPartition key : new ArrayList<>(readers.keySet())) {
+      CompletableFuture<PartitionReader> f = readers.remove(key);
       if (f == null) continue;
       try {
         awaitDone(f, key).close();

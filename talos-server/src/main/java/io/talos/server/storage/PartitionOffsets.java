@@ -25,7 +25,7 @@ public record PartitionOffsets(long startOffset, long endOffset, long sizeBytes)
   /** A partition that has no directory yet: nothing was ever appended. */
   public static final PartitionOffsets EMPTY = new PartitionOffsets(0, 0, 0);
 
-  public static PartitionOffsets of(PartitionLog log) {
+  public static PartitionOffsets of(ReadablePartition log) {
     // endOffset first: a concurrent roll or retention can only move startOffset up to it.
     long end = log.endOffset();
     return new PartitionOffsets(Math.min(log.startOffset(), end), end, log.sizeBytes());
