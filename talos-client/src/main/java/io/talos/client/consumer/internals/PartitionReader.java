@@ -251,7 +251,7 @@ public final class PartitionReader {
     } catch (RuntimeException e) {
       LOG.warn("MessageProcessor.shutdown of partition {} failed", partition, e);
     }
-    if (commit) commitIfDue(true);
+    if (commit && config.autoCommit()) commitIfDue(true);
   }
 
   public boolean stopped() {
