@@ -26,6 +26,8 @@ import picocli.CommandLine.Spec;
  *   talos topic create orders --partitions 4
  *   seq 1 1000 | talos produce orders --partition 0
  *   talos consume orders --partition 0 --from earliest --print-offsets
+ *   talos consume orders --group billing --follow
+ *   talos group describe billing --topic orders
  * </pre>
  *
  * <p>Errors are printed as one line {@code error: <code or HTTP status>: <message>} on stderr
@@ -37,7 +39,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "talos", mixinStandardHelpOptions = true,
     versionProvider = TalosCli.Version.class,
     description = "Talos command-line client.",
-    subcommands = {TopicCommand.class, PartitionCommand.class, ProduceCommand.class, ConsumeCommand.class},
+    subcommands = {TopicCommand.class, PartitionCommand.class, ProduceCommand.class, ConsumeCommand.class,
+        GroupCommand.class},
     footer = {"", "Exit codes: 0 success, 1 the operation failed, 2 wrong usage."})
 public final class TalosCli implements Runnable {
   public static final int EXIT_OK = 0;
@@ -90,7 +93,7 @@ public final class TalosCli implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: topic, partition, produce or consume");
+        "Missing command: topic, partition, produce, consume or group");
   }
 
   InputStream in() {
