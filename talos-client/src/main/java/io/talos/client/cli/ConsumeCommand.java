@@ -178,7 +178,9 @@ final class ConsumeCommand implements Callable<Integer> {
 
   private int consumeAsGroupMember(TalosClient client) throws InterruptedException {
     // The command commits itself, and only what it printed (a poll may return more than --max).
+    // Frequent group checks: a command line is short-lived, and joins should not wait 10 s.
     ConsumerConfig.Builder config = ConsumerConfig.builder().autoCommit(false)
+        .workerCheckIntervalMs(1_000).renewIntervalMs(1_000)
         .maxFetchRecords(fetchSize).maxPollBufferedRecords(Math.max(10_000, fetchSize))
         .fetchBackoffMs(Math.min(pollIntervalMs, 60_000));
     if (from != null) {

@@ -83,6 +83,10 @@ final class ProduceCommand implements Callable<Integer> {
   @Option(names = "--no-progress", description = "Do not show progress on stderr.")
   boolean noProgress;
 
+  /** When progress appears; hidden, for tests. */
+  @Option(names = "--progress-after-ms", hidden = true, defaultValue = "" + PROGRESS_AFTER_MS)
+  long progressAfterMs;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     if (batch < 1) throw usage("--batch must be at least 1, got " + batch);
@@ -93,7 +97,7 @@ final class ProduceCommand implements Callable<Integer> {
     }
     TalosClientConfig config = options.configBuilder().compressionType(compression).build();
     try (TalosClient client = cli.connect(config);
-         Progress progress = new Progress(noProgress ? null : cli.err())) {
+         Progress progress = new Progress(noProgress ? null : cli.err(), progressAfterMs)) {
       LineReader lines = new LineReader(cli.in(), config.maxMessageBytes());
       if (partition == null) return produceToTopic(client, lines, progress);
       SimpleProducer producer = client.producer(topic, partition);
@@ -214,6 +218,7 @@ final class ProduceCommand implements Callable<Integer> {
   /** What has been sent so far, and the progress display once input takes long. */
   private static final class Progress implements AutoCloseable {
     private final java.io.PrintStream display;
+    private final long afterMs;
     private final long startNanos = System.nanoTime();
     private ProgressBar bar;
     private long counted;
@@ -223,8 +228,9 @@ final class ProduceCommand implements Callable<Integer> {
     long lastOffset = -1;
 
     /** @param display where progress goes, or null for none */
-    Progress(java.io.PrintStream display) {
+    Progress(java.io.PrintStream display, long afterMs) {
       this.display = display;
+      this.afterMs = afterMs;
     }
 
     void record(PutResult result) {
@@ -241,8 +247,8 @@ final class ProduceCommand implements Callable<Integer> {
       counted += n;
       if (display == null) return;
       if (bar == null) {
-        if ((counted & 1023) != 0 && n == 1) return; // look at the clock now and then only
-        if (System.nanoTime() - startNanos < PROGRESS_AFTER_MS * 1_000_000) return;
+        if (afterMs > 0 && (counted & 1023) != 0 && n == 1) return; // look at the clock now and then
+        if (System.nanoTime() - startNanos < afterMs * 1_000_000) return;
         bar = new ProgressBarBuilder().setTaskName("produce").setInitialMax(-1).setUnit(" lines", 1)
             .showSpeed().setUpdateIntervalMillis(500)
             .setConsumer(new ConsoleProgressBarConsumer(display, 100))
