@@ -48,6 +48,8 @@ import picocli.CommandLine.Spec;
 final class ProduceCommand implements Callable<Integer> {
   /** Progress is shown once producing has run this long. */
   static final long PROGRESS_AFTER_MS = 1_000;
+  /** A request's lines end at this many bytes (the async producer's batch.max.bytes default). */
+  static final int BATCH_MAX_BYTES = 1024 * 1024;
 
   @ParentCommand TalosCli cli;
   @Mixin ConnectionOptions options;
@@ -67,8 +69,9 @@ final class ProduceCommand implements Callable<Integer> {
           + " --partition.")
   String keySeparator;
 
-  @Option(names = "--batch", paramLabel = "N", defaultValue = "1000",
-      description = "Most lines per request (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--batch", paramLabel = "N", defaultValue = "5000",
+      description = "Most lines per request; a request also ends at 1 MiB of lines"
+          + " (default: ${DEFAULT-VALUE}).")
   int batch;
 
   @Option(names = "--linger-ms", paramLabel = "MS", defaultValue = "5",
@@ -121,7 +124,7 @@ final class ProduceCommand implements Callable<Integer> {
   private int produceToTopic(TalosClient client, LineReader lines, Progress progress)
       throws IOException, InterruptedException {
     ProducerConfig producerConfig = ProducerConfig.builder()
-        .batchMaxRecords(batch).lingerMs(lingerMs).compressionType(compression)
+        .batchMaxRecords(batch).batchMaxBytes(BATCH_MAX_BYTES).lingerMs(lingerMs).compressionType(compression)
         .partitioner(keySeparator == null ? ProducerConfig.PARTITIONER_ROUND_ROBIN
             : ProducerConfig.PARTITIONER_KEY_HASH)
         .build();
@@ -198,11 +201,14 @@ final class ProduceCommand implements Callable<Integer> {
 
   private void produce(SimpleProducer producer, LineReader lines, Progress progress)
       throws IOException {
-    List<byte[]> pending = new ArrayList<>(batch);
+    List<byte[]> pending = new ArrayList<>(Math.min(batch, 10_000));
+    long pendingBytes = 0;
     while (true) {
-      if (!pending.isEmpty() && (pending.size() >= batch || !lines.ready())) {
+      if (!pending.isEmpty() && (pending.size() >= batch || pendingBytes >= BATCH_MAX_BYTES
+          || !lines.ready())) {
         progress.record(producer.put(pending));
-        pending = new ArrayList<>(batch);
+        pending = new ArrayList<>(Math.min(batch, 10_000));
+        pendingBytes = 0;
       }
       byte[] line = lines.next();
       if (line == null) break;
@@ -210,6 +216,7 @@ final class ProduceCommand implements Callable<Integer> {
         progress.skipped++;
       } else {
         pending.add(line);
+        pendingBytes += line.length;
       }
     }
     if (!pending.isEmpty()) progress.record(producer.put(pending));

@@ -67,6 +67,10 @@ public final class TalosCli implements Runnable {
   }
 
   public static void main(String[] args) {
+    // the CLI ships no SLF4J binding: keep SLF4J's "no providers" notice off stderr
+    if (System.getProperty("slf4j.internal.verbosity") == null) {
+      System.setProperty("slf4j.internal.verbosity", "ERROR");
+    }
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
     PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
     int code = new TalosCli(System.in, out, err, TalosClient::create).execute(args);

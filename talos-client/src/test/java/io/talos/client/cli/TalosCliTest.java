@@ -227,7 +227,7 @@ class TalosCliTest {
   void shouldParseProduceAndConnectionOptions() {
     ProduceCommand p = parse(ProduceCommand.class, "produce", "orders");
     assertEquals(null, p.partition, "all partitions");
-    assertEquals(1000, p.batch);
+    assertEquals(5000, p.batch);
     assertEquals(null, p.keySeparator);
     assertEquals(CompressionType.NONE, p.compression);
     String endpoint = System.getenv().getOrDefault("TALOS_ENDPOINT", "http://127.0.0.1:8080");
