@@ -296,8 +296,9 @@ public final class TalosConsumer implements AutoCloseable {
   private void start(int partition) {
     MessageProcessor processor = factory != null ? factory.createProcessor() : new PollFeeder(partition);
     TopicAndPartition tp = new TopicAndPartition(topicName, resourceName, partition);
-    PartitionReader reader = new PartitionReader(partition,
-        new SimpleConsumer(rpc, topicName, resourceName.getTopicTalosResourceName(), partition),
+    SimpleConsumer fetcher = new SimpleConsumer(rpc, topicName,
+        resourceName.getTopicTalosResourceName(), partition);
+    PartitionReader reader = new PartitionReader(partition, fetcher::fetch,
         processor, new GroupOffsetsOf(tp), config, System::currentTimeMillis, metrics,
         factory != null);
     if (processor instanceof PollFeeder f) f.reader = reader;

@@ -6,7 +6,6 @@ import io.talos.client.consumer.ConsumerConfig;
 import io.talos.client.consumer.ConsumerConfig.OffsetReset;
 import io.talos.client.consumer.MessageCheckpointer;
 import io.talos.client.consumer.MessageProcessor;
-import io.talos.client.consumer.SimpleConsumer;
 import io.talos.thrift.ErrorCode;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -32,6 +31,12 @@ public final class PartitionReader {
   /** What the step did, for scheduling the next one. */
   public enum Step { BUSY, IDLE, STOPPED }
 
+  /** Reads messages of the partition, as {@code SimpleConsumer.fetch(long, int)} does. */
+  @FunctionalInterface
+  public interface Fetcher {
+    List<ConsumedMessage> fetch(long offset, int maxMessages);
+  }
+
   /** The group's offset operations for this partition. */
   public interface GroupOffsets {
     /** The committed offset, or -1. */
@@ -45,7 +50,7 @@ public final class PartitionReader {
   }
 
   private final int partition;
-  private final SimpleConsumer reader;
+  private final Fetcher reader;
   private final MessageProcessor processor;
   private final GroupOffsets group;
   private final ConsumerConfig config;
@@ -70,7 +75,7 @@ public final class PartitionReader {
    * @param consumedOnProcess true: a message counts as consumed once {@code process} returned;
    *     false (poll mode): once {@link #markConsumed} says so
    */
-  public PartitionReader(int partition, SimpleConsumer reader, MessageProcessor processor,
+  public PartitionReader(int partition, Fetcher reader, MessageProcessor processor,
       GroupOffsets group, ConsumerConfig config, LongSupplier clockMs, ConsumerMetrics metrics,
       boolean consumedOnProcess) {
     this.partition = partition;
