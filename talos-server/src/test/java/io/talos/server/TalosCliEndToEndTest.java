@@ -215,6 +215,51 @@ class TalosCliEndToEndTest {
   }
 
   @Test
+  void consumeFollowRidesOutAServerRestart(@TempDir Path dir) throws Exception {
+    TalosServer first = TestServers.start(dir);
+    int port = first.port();
+    String endpoint = first.endpoint().toString();
+    String credential = dir.resolve("admin-credential.properties").toString();
+    TalosClientConfig config = TalosClientConfig.builder().endpoint(endpoint)
+        .credentialFile(Path.of(credential)).build();
+    try (TalosClient c = TalosClient.create(config)) {
+      c.admin().createTopic("restart", 1);
+      c.producer("restart", 0).put(List.of("a".getBytes(UTF_8), "b".getBytes(UTF_8)));
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int[] exit = {-1};
+    Thread cli = new Thread(() -> exit[0] = new TalosCli(new ByteArrayInputStream(new byte[0]),
+        new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8), TalosClient::create)
+        .execute("consume", "restart", "--follow", "--max", "4", "--poll-interval-ms", "50",
+            "--request-timeout-ms", "2000", "--endpoint", endpoint, "--credential", credential));
+    cli.start();
+    TalosServer second = null;
+    try {
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (!out.toString(UTF_8).equals("a\nb\n")) {
+        assertTrue(System.nanoTime() < deadline, "first messages: " + out.toString(UTF_8));
+        Thread.sleep(20);
+      }
+      first.close();
+      Thread.sleep(500); // the CLI meets a refused connection
+      second = TestServers.start(dir, ServerConfig.PORT, Integer.toString(port));
+      try (TalosClient c = TalosClient.create(config)) {
+        c.producer("restart", 0).put(List.of("c".getBytes(UTF_8), "d".getBytes(UTF_8)));
+      }
+      cli.join(60_000);
+      assertFalse(cli.isAlive(), "consume --follow did not finish");
+      assertEquals(0, exit[0], err.toString(UTF_8));
+      assertEquals("a\nb\nc\nd\n", out.toString(UTF_8));
+      assertTrue(err.toString(UTF_8).contains("retrying"), err.toString(UTF_8));
+    } finally {
+      cli.interrupt();
+      if (second != null) second.close();
+      first.close();
+    }
+  }
+
+  @Test
   void versionAndEverySubcommandsHelpAreComplete() {
     Result version = talos("", "--version");
     assertEquals(0, version.exit());
