@@ -1,8 +1,12 @@
 package io.talos.client;
 
+import io.talos.client.admin.ConsumerGroupAdmin;
 import io.talos.client.admin.TalosAdmin;
 import io.talos.client.admin.TopicDescription;
+import io.talos.client.consumer.ConsumerConfig;
+import io.talos.client.consumer.MessageProcessorFactory;
 import io.talos.client.consumer.SimpleConsumer;
+import io.talos.client.consumer.TalosConsumer;
 import io.talos.client.internals.TalosRpc;
 import io.talos.client.producer.ProducerConfig;
 import io.talos.client.producer.SimpleProducer;
@@ -33,10 +37,12 @@ import java.util.Objects;
 public final class TalosClient implements AutoCloseable {
   private final TalosRpc rpc;
   private final TalosAdmin admin;
+  private final ConsumerGroupAdmin groups;
 
   private TalosClient(TalosRpc rpc) {
     this.rpc = rpc;
     this.admin = new TalosAdmin(rpc);
+    this.groups = new ConsumerGroupAdmin(rpc, admin);
   }
 
   /** Makes a client; no request is sent until the first operation. */
@@ -87,6 +93,30 @@ public final class TalosClient implements AutoCloseable {
   public SimpleConsumer consumer(String topicName, int partitionId) {
     TopicDescription topic = describePartition(topicName, partitionId);
     return new SimpleConsumer(rpc, topic.name(), topic.resourceName(), partitionId);
+  }
+
+  /** Consumer-group inspection and offset resets; the same instance on every call. */
+  public ConsumerGroupAdmin consumerGroups() {
+    return groups;
+  }
+
+  /**
+   * A member of consumer group {@code group} reading the whole topic, processing each partition
+   * it holds with its own {@link io.talos.client.consumer.MessageProcessor} from
+   * {@code factory} (see {@link TalosConsumer}). Registers with the group at once and starts
+   * balancing in the background. Close the consumer before the client.
+   *
+   * @throws TalosException {@code TOPIC_NOT_EXIST}, or the registration's failure
+   */
+  public TalosConsumer consumer(String topicName, String group, ConsumerConfig config,
+      MessageProcessorFactory factory) {
+    return new TalosConsumer(rpc, admin, admin.describeTopic(topicName), group, config,
+        Objects.requireNonNull(factory, "factory"));
+  }
+
+  /** A member of consumer group {@code group} in poll mode ({@link TalosConsumer#poll}). */
+  public TalosConsumer consumer(String topicName, String group, ConsumerConfig config) {
+    return new TalosConsumer(rpc, admin, admin.describeTopic(topicName), group, config, null);
   }
 
   /** Releases the connection pool. Idempotent. */

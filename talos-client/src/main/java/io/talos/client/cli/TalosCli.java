@@ -26,6 +26,8 @@ import picocli.CommandLine.Spec;
  *   talos topic create orders --partitions 4
  *   seq 1 1000 | talos produce orders --partition 0
  *   talos consume orders --partition 0 --from earliest --print-offsets
+ *   talos consume orders --group billing --follow
+ *   talos group describe billing --topic orders
  * </pre>
  *
  * <p>Errors are printed as one line {@code error: <code or HTTP status>: <message>} on stderr
@@ -38,7 +40,7 @@ import picocli.CommandLine.Spec;
     versionProvider = TalosCli.Version.class,
     description = "Talos command-line client.",
     subcommands = {TopicCommand.class, PartitionCommand.class, ProduceCommand.class, ConsumeCommand.class,
-        UserCommand.class},
+        UserCommand.class, GroupCommand.class},
     footer = {"", "Exit codes: 0 success, 1 the operation failed, 2 wrong usage."})
 public final class TalosCli implements Runnable {
   public static final int EXIT_OK = 0;
@@ -65,6 +67,10 @@ public final class TalosCli implements Runnable {
   }
 
   public static void main(String[] args) {
+    // the CLI ships no SLF4J binding: keep SLF4J's "no providers" notice off stderr
+    if (System.getProperty("slf4j.internal.verbosity") == null) {
+      System.setProperty("slf4j.internal.verbosity", "ERROR");
+    }
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
     PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
     int code = new TalosCli(System.in, out, err, TalosClient::create).execute(args);
@@ -91,7 +97,7 @@ public final class TalosCli implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: topic, partition, produce, consume or user");
+        "Missing command: topic, partition, produce, consume, group or user");
   }
 
   InputStream in() {

@@ -93,7 +93,10 @@ class TalosCliTest {
     assertEquals("two\n",
         talos("", "consume", "orders", "--partition", "1", "--from", "1", "--max", "1").out());
     assertEquals("", talos("", "consume", "orders", "--partition", "1", "--from", "latest").out());
-    assertEquals("", talos("", "consume", "orders").out());
+    // without --partition: the whole topic (partition 0 is empty)
+    assertEquals("one\ntwo\nthree\n", talos("", "consume", "orders").out());
+    assertEquals("1\t0\tone\n1\t1\ttwo\n1\t2\tthree\n",
+        talos("", "consume", "orders", "--print-offsets").out());
   }
 
   @Test
@@ -160,10 +163,15 @@ class TalosCliTest {
   void shouldRejectLinesLargerThanAMessage() throws Exception {
     talos("", "topic", "create", "orders", "--partitions", "1");
     String big = "x".repeat(TalosClientConfig.PROTOCOL_MAX_MESSAGE_BYTES + 1);
-    Result r = talos("ok\n" + big + "\n", "produce", "orders", "--batch", "1");
+    Result r = talos("ok\n" + big + "\n", "produce", "orders", "--batch", "1", "--partition", "0");
     assertEquals(TalosCli.EXIT_FAILURE, r.exit());
     assertTrue(r.err().contains("produced 1 message to orders partition 0, offsets 0..0 before the"
         + " error"), r.err());
+    assertTrue(r.err().contains("error: line 2 is longer than 10485760 bytes"), r.err());
+    // the same through the asynchronous producer (no --partition)
+    r = talos("ok\n" + big + "\n", "produce", "orders");
+    assertEquals(TalosCli.EXIT_FAILURE, r.exit());
+    assertTrue(r.err().contains("produced 1 message to orders (1 partition) before the error"), r.err());
     assertTrue(r.err().contains("error: line 2 is longer than 10485760 bytes"), r.err());
   }
 
@@ -197,8 +205,9 @@ class TalosCliTest {
   @Test
   void shouldParseConsumeDefaultsAndOffsets() {
     ConsumeCommand c = parse(ConsumeCommand.class, "consume", "orders");
-    assertEquals(0, c.partition);
-    assertEquals(ConsumeCommand.StartPosition.Kind.EARLIEST, c.from.kind());
+    assertEquals(null, c.partition, "all partitions");
+    assertEquals(null, c.from, "earliest, or the group's committed offset");
+    assertEquals(null, c.group);
     assertFalse(c.follow);
     assertEquals(null, c.max);
     assertEquals(1000, c.fetchSize);
@@ -217,8 +226,9 @@ class TalosCliTest {
   @Test
   void shouldParseProduceAndConnectionOptions() {
     ProduceCommand p = parse(ProduceCommand.class, "produce", "orders");
-    assertEquals(0, p.partition);
-    assertEquals(100, p.batch);
+    assertEquals(null, p.partition, "all partitions");
+    assertEquals(5000, p.batch);
+    assertEquals(null, p.keySeparator);
     assertEquals(CompressionType.NONE, p.compression);
     String endpoint = System.getenv().getOrDefault("TALOS_ENDPOINT", "http://127.0.0.1:8080");
     assertEquals(endpoint, p.options.endpoint);

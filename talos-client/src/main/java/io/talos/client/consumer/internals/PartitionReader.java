@@ -1,0 +1,318 @@
+package io.talos.client.consumer.internals;
+
+import io.talos.client.TalosException;
+import io.talos.client.consumer.ConsumedMessage;
+import io.talos.client.consumer.ConsumerConfig;
+import io.talos.client.consumer.ConsumerConfig.OffsetReset;
+import io.talos.client.consumer.MessageCheckpointer;
+import io.talos.client.consumer.MessageProcessor;
+import io.talos.thrift.ErrorCode;
+import java.util.List;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads one partition the consumer holds and hands its messages, in order, to the partition's
+ * {@link MessageProcessor}. {@link #runOnce} is one step (initialise, or fetch one batch and
+ * process it, and commit if due); the consumer schedules the next step only after the previous
+ * one returned, so steps of a partition never overlap and messages are processed serially.
+ *
+ * <p>Offsets: {@code position} is the next offset to fetch; {@code consumed} the last offset
+ * finished (processed, or in poll mode returned by poll); {@code committed} the last offset the
+ * server accepted for the group. Lag is {@code endOffset - consumed}.
+ *
+ * <p>Thread-safety: steps, {@link #stop} and checkpoints synchronize on the reader; the offset
+ * getters are lock-free reads for metrics.
+ */
+public final class PartitionReader {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
+
+  /** What the step did, for scheduling the next one. */
+  public enum Step { BUSY, IDLE, STOPPED }
+
+  /** Reads messages of the partition, as {@code SimpleConsumer.fetch(long, int)} does. */
+  @FunctionalInterface
+  public interface Fetcher {
+    List<ConsumedMessage> fetch(long offset, int maxMessages);
+  }
+
+  /** The group's offset operations for this partition. */
+  public interface GroupOffsets {
+    /** The committed offset, or -1. */
+    long committed();
+
+    /** @return false if the server refused (lock lost) */
+    boolean commit(long offset);
+
+    /** Start (oldest) and end (newest, inclusive) offsets of the partition. */
+    long[] range();
+  }
+
+  private final int partition;
+  private final Fetcher reader;
+  private final MessageProcessor processor;
+  private final GroupOffsets group;
+  private final ConsumerConfig config;
+  private final LongSupplier clockMs;
+  private final ConsumerMetrics metrics;
+  private final boolean consumedOnProcess;
+  private final MessageCheckpointer checkpointer = new Checkpointer();
+
+  private boolean initialized;
+  private volatile boolean stopped;
+  private volatile long position;
+  private volatile long consumed = -1;
+  private volatile long committed = -1;
+  private volatile long endOffset = -1;
+  private volatile TalosException failure;
+  private long delivered = -1;
+  private long consumedSinceCommit;
+  private long lastCommitMs;
+  private List<ConsumedMessage> pending;
+
+  /**
+   * @param consumedOnProcess true: a message counts as consumed once {@code process} returned;
+   *     false (poll mode): once {@link #markConsumed} says so
+   */
+  public PartitionReader(int partition, Fetcher reader, MessageProcessor processor,
+      GroupOffsets group, ConsumerConfig config, LongSupplier clockMs, ConsumerMetrics metrics,
+      boolean consumedOnProcess) {
+    this.partition = partition;
+    this.reader = reader;
+    this.processor = processor;
+    this.group = group;
+    this.config = config;
+    this.clockMs = clockMs;
+    this.metrics = metrics;
+    this.consumedOnProcess = consumedOnProcess;
+  }
+
+  public int partition() {
+    return partition;
+  }
+
+  /** One step; never throws for server or processor failures (they are logged and retried). */
+  public synchronized Step runOnce() {
+    if (stopped) return Step.STOPPED;
+    if (failure != null) return Step.IDLE;
+    try {
+      if (!initialized) {
+        initialize();
+        return Step.BUSY;
+      }
+      if (pending == null) {
+        List<ConsumedMessage> got;
+        try {
+          got = reader.fetch(position, config.maxFetchRecords());
+        } catch (TalosException e) {
+          if (e.errorCode() != ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE) throw e;
+          resetOutOfRange(e);
+          return Step.BUSY;
+        }
+        if (got.isEmpty()) {
+          endOffset = Math.max(endOffset, position - 1);
+          commitIfDue(false);
+          return Step.IDLE;
+        }
+        pending = got;
+      }
+      List<ConsumedMessage> batch = pending;
+      long last = batch.get(batch.size() - 1).offset();
+      delivered = last;
+      try {
+        processor.process(batch, checkpointer);
+      } catch (RetryLater e) {
+        return Step.IDLE;
+      } catch (RuntimeException e) {
+        LOG.warn("processing partition {} at offset {} failed; the batch is delivered again",
+            partition, batch.get(0).offset(), e);
+        metrics.processingErrors.mark();
+        return Step.IDLE;
+      }
+      pending = null;
+      position = last + 1;
+      endOffset = Math.max(endOffset, last);
+      metrics.recordsConsumed.mark(batch.size());
+      if (consumedOnProcess) markConsumedLocked(last);
+      commitIfDue(false);
+      return Step.BUSY;
+    } catch (TalosException e) {
+      metrics.fetchErrors.mark();
+      LOG.debug("partition {}: {}", partition, e.getMessage());
+      return Step.IDLE;
+    }
+  }
+
+  private void initialize() {
+    long start;
+    committed = group.committed();
+    switch (config.startFrom()) {
+      case COMMITTED -> start = committed >= 0 ? committed + 1 : resetPosition(null);
+      case EARLIEST -> start = group.range()[0];
+      case LATEST -> start = group.range()[1] + 1;
+      default -> start = config.startOffset();
+    }
+    if (failure != null) return;
+    position = start;
+    consumed = start - 1;
+    endOffset = Math.max(endOffset, start - 1);
+    lastCommitMs = clockMs.getAsLong();
+    initialized = true;
+    processor.init(partition, start);
+  }
+
+  /** The position auto.offset.reset gives, or -1 after recording the failure for NONE. */
+  private long resetPosition(TalosException cause) {
+    OffsetReset reset = config.autoOffsetReset();
+    if (reset == OffsetReset.NONE) {
+      failure = cause != null ? cause : new TalosException(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE,
+          "partition " + partition + " has no committed offset and auto.offset.reset is NONE");
+      LOG.error("partition {} stopped: {}", partition, failure.getMessage());
+      return -1;
+    }
+    long[] range = group.range();
+    return reset == OffsetReset.EARLIEST ? range[0] : range[1] + 1;
+  }
+
+  private void resetOutOfRange(TalosException e) {
+    long to = resetPosition(e);
+    if (failure != null) return;
+    LOG.warn("partition {}: offset {} is out of range; reset to {} ({})", partition, position,
+        to, config.autoOffsetReset());
+    metrics.offsetResets.mark();
+    position = to;
+    if (consumed < to - 1 || consumed >= to) consumed = to - 1;
+  }
+
+  /** Poll mode: messages up to {@code offset} were returned by poll. */
+  public synchronized void markConsumed(long offset) {
+    if (!stopped) markConsumedLocked(offset);
+  }
+
+  private void markConsumedLocked(long offset) {
+    if (offset > consumed) {
+      consumedSinceCommit += offset - consumed;
+      consumed = offset;
+    }
+  }
+
+  private void commitIfDue(boolean force) {
+    if (!config.autoCommit() && !force) return;
+    if (consumed <= committed) return;
+    long now = clockMs.getAsLong();
+    if (force || consumedSinceCommit >= config.autoCommitMessages()
+        || now - lastCommitMs >= config.autoCommitIntervalMs()) {
+      commitLocked(consumed);
+    }
+  }
+
+  private boolean commitLocked(long offset) {
+    lastCommitMs = clockMs.getAsLong();
+    try {
+      boolean ok = group.commit(offset);
+      if (ok) {
+        committed = offset;
+        consumedSinceCommit = 0;
+        metrics.commits.mark();
+      } else {
+        metrics.commitFailures.mark();
+        LOG.warn("commit of offset {} for partition {} refused: the lock is no longer held",
+            offset, partition);
+      }
+      return ok;
+    } catch (TalosException e) {
+      metrics.commitFailures.mark();
+      LOG.warn("commit of offset {} for partition {} failed: {}", offset, partition, e.getMessage());
+      return false;
+    }
+  }
+
+  /** Commits what is consumed and not yet committed (manual commit in poll mode). */
+  public synchronized boolean commitConsumed() {
+    if (!initialized || consumed <= committed) return true;
+    return commitLocked(consumed);
+  }
+
+  /** Commits {@code offset} (an explicit manual commit). */
+  public synchronized boolean commit(long offset) {
+    if (offset < committed || offset > Math.max(consumed, delivered)) {
+      throw new IllegalArgumentException("partition " + partition + ": can commit offsets "
+          + committed + ".." + Math.max(consumed, delivered) + " only, got " + offset);
+    }
+    return commitLocked(offset);
+  }
+
+  /**
+   * Ends the reader: no further steps; the processor is shut down; with {@code commit} (the lock
+   * is still held) consumed progress is committed when auto-commit is on. Idempotent.
+   */
+  public synchronized void stop(boolean commit) {
+    if (stopped) return;
+    stopped = true;
+    if (!initialized) return;
+    try {
+      processor.shutdown(checkpointer);
+    } catch (RuntimeException e) {
+      LOG.warn("MessageProcessor.shutdown of partition {} failed", partition, e);
+    }
+    if (commit && config.autoCommit()) commitIfDue(true);
+  }
+
+  public boolean stopped() {
+    return stopped;
+  }
+
+  /** The error that stopped the partition (auto.offset.reset NONE), or null. */
+  public TalosException failure() {
+    return failure;
+  }
+
+  public long position() {
+    return position;
+  }
+
+  public long consumedOffset() {
+    return consumed;
+  }
+
+  public long committedOffset() {
+    return committed;
+  }
+
+  /** Records the partition's newest offset as last read from the server. */
+  public void updateEndOffset(long end) {
+    if (end > endOffset) endOffset = end;
+  }
+
+  /** Messages after the last consumed one; 0 until the reader has started. */
+  public long lag() {
+    return initialized ? Math.max(0, endOffset - consumed) : 0;
+  }
+
+  /**
+   * Thrown by a processor that cannot take the batch now (flow control, e.g. a full poll
+   * buffer): the same batch is offered again after {@code fetch.backoff.ms}, nothing is logged.
+   */
+  public static final class RetryLater extends RuntimeException {
+    public RetryLater() {
+      super("retry later", null, false, false);
+    }
+  }
+
+  private final class Checkpointer implements MessageCheckpointer {
+    @Override
+    public boolean checkpoint() {
+      synchronized (PartitionReader.this) {
+        long upTo = Math.max(delivered, consumed);
+        if (upTo <= committed) return true;
+        return commitLocked(upTo);
+      }
+    }
+
+    @Override
+    public boolean checkpoint(long offset) {
+      return commit(offset);
+    }
+  }
+}

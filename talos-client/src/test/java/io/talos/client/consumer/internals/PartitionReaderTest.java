@@ -1,0 +1,208 @@
+package io.talos.client.consumer.internals;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.talos.client.TalosException;
+import io.talos.client.consumer.ConsumedMessage;
+import io.talos.client.consumer.ConsumerConfig;
+import io.talos.client.consumer.ConsumerConfig.OffsetReset;
+import io.talos.client.consumer.MessageCheckpointer;
+import io.talos.client.consumer.MessageProcessor;
+import io.talos.thrift.ErrorCode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** One partition's reader stepped by hand, with a hand-moved clock and an in-memory partition. */
+class PartitionReaderTest {
+  final AtomicLong clock = new AtomicLong(1_000);
+  /** The partition: offsets start..end (inclusive). */
+  long start = 0;
+  long end = 99;
+  long committedOnServer = -1;
+  final List<Long> commits = new ArrayList<>();
+  boolean lockHeld = true;
+  final List<List<Long>> processed = new ArrayList<>();
+  final List<String> calls = new ArrayList<>();
+  RuntimeException failNext;
+
+  final PartitionReader.GroupOffsets group = new PartitionReader.GroupOffsets() {
+    @Override
+    public long committed() {
+      return committedOnServer;
+    }
+
+    @Override
+    public boolean commit(long offset) {
+      if (!lockHeld) return false;
+      commits.add(offset);
+      committedOnServer = offset;
+      return true;
+    }
+
+    @Override
+    public long[] range() {
+      return new long[] {start, end};
+    }
+  };
+
+  List<ConsumedMessage> fetch(long offset, int max) {
+    if (offset < start || offset > end + 1) {
+      throw new TalosException(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, "offset " + offset);
+    }
+    List<ConsumedMessage> out = new ArrayList<>();
+    for (long o = offset; o <= end && out.size() < max; o++) {
+      out.add(new ConsumedMessage(o, new byte[] {1}, 0, 0, null));
+    }
+    return out;
+  }
+
+  MessageCheckpointer lastCheckpointer;
+
+  PartitionReader reader(ConsumerConfig config) {
+    MessageProcessor p = new MessageProcessor() {
+      @Override
+      public void init(int partition, long startOffset) {
+        calls.add("init " + startOffset);
+      }
+
+      @Override
+      public void process(List<ConsumedMessage> messages, MessageCheckpointer checkpointer) {
+        lastCheckpointer = checkpointer;
+        if (failNext != null) {
+          RuntimeException e = failNext;
+          failNext = null;
+          throw e;
+        }
+        processed.add(messages.stream().map(ConsumedMessage::offset).toList());
+      }
+
+      @Override
+      public void shutdown(MessageCheckpointer checkpointer) {
+        calls.add("shutdown");
+      }
+    };
+    return new PartitionReader(0, this::fetch, p, group, config, clock::get,
+        new ConsumerMetrics(() -> 1, () -> 0), true);
+  }
+
+  static ConsumerConfig.Builder config() {
+    return ConsumerConfig.builder().maxFetchRecords(10).autoCommitIntervalMs(5_000)
+        .autoCommitMessages(1_000_000);
+  }
+
+  @Test
+  void processesBatchesInOrderAndCommitsByInterval() {
+    PartitionReader r = reader(config().build());
+    assertEquals(PartitionReader.Step.BUSY, r.runOnce()); // init
+    assertEquals(List.of("init 0"), calls);
+    for (int i = 0; i < 3; i++) r.runOnce();
+    assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L), processed.get(0));
+    assertEquals(3, processed.size());
+    assertEquals(List.of(), commits, "interval not reached");
+    assertEquals(0, r.lag(), "the end is known only as far as fetched: 29");
+    clock.addAndGet(5_000);
+    r.runOnce();
+    assertEquals(List.of(39L), commits);
+  }
+
+  @Test
+  void commitsByCountAndOnStopOnlyWithAutoCommit() {
+    PartitionReader r = reader(config().autoCommitMessages(25).build());
+    for (int i = 0; i < 4; i++) r.runOnce(); // init + 30 messages
+    assertEquals(List.of(29L), commits);
+    r.runOnce(); // 40
+    r.stop(true);
+    assertEquals(List.of(29L, 39L), commits);
+    assertEquals("shutdown", calls.get(calls.size() - 1));
+    assertEquals(PartitionReader.Step.STOPPED, r.runOnce());
+
+    commits.clear();
+    committedOnServer = -1;
+    PartitionReader manual = reader(config().autoCommit(false).build());
+    for (int i = 0; i < 4; i++) manual.runOnce();
+    clock.addAndGet(60_000);
+    manual.runOnce();
+    manual.stop(true);
+    assertEquals(List.of(), commits, "no auto-commit, no commit on stop");
+  }
+
+  @Test
+  void resumesAfterTheCommittedOffsetAndManualCheckpointsAreBounded() {
+    committedOnServer = 41;
+    PartitionReader r = reader(config().autoCommit(false).build());
+    r.runOnce();
+    assertEquals(List.of("init 42"), calls);
+    r.runOnce();
+    assertEquals(42L, processed.get(0).get(0));
+    assertTrue(lastCheckpointer.checkpoint(45));
+    assertThrows(IllegalArgumentException.class, () -> lastCheckpointer.checkpoint(52));
+    assertThrows(IllegalArgumentException.class, () -> lastCheckpointer.checkpoint(40));
+    assertTrue(lastCheckpointer.checkpoint());
+    assertEquals(List.of(45L, 51L), commits);
+    lockHeld = false;
+    r.runOnce();
+    assertFalse(lastCheckpointer.checkpoint(), "refused once the lock is gone");
+  }
+
+  @Test
+  void aFailingProcessCallGetsTheSameBatchAgain() {
+    PartitionReader r = reader(config().build());
+    r.runOnce();
+    failNext = new IllegalStateException("boom");
+    assertEquals(PartitionReader.Step.IDLE, r.runOnce());
+    r.runOnce();
+    assertEquals(List.of(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L)), processed);
+    failNext = new PartitionReader.RetryLater();
+    assertEquals(PartitionReader.Step.IDLE, r.runOnce());
+    r.runOnce();
+    assertEquals(10L, processed.get(1).get(0));
+  }
+
+  @Test
+  void outOfRangeResetsByPolicy() {
+    committedOnServer = 500; // beyond the end
+    PartitionReader earliest = reader(config().build());
+    earliest.runOnce(); // init at 501
+    earliest.runOnce(); // out of range -> 0
+    earliest.runOnce();
+    assertEquals(0L, processed.get(0).get(0));
+
+    start = 50; // retention removed 0..49
+    processed.clear();
+    committedOnServer = 10;
+    PartitionReader latest = reader(config().autoOffsetReset(OffsetReset.LATEST).build());
+    latest.runOnce();
+    latest.runOnce(); // 11 is gone -> 100 (the end)
+    assertEquals(PartitionReader.Step.IDLE, latest.runOnce());
+    assertEquals(List.of(), processed);
+    assertEquals(0, latest.lag());
+
+    PartitionReader none = reader(config().autoOffsetReset(OffsetReset.NONE).build());
+    none.runOnce();
+    none.runOnce();
+    assertEquals(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, none.failure().errorCode());
+    assertEquals(PartitionReader.Step.IDLE, none.runOnce());
+    assertEquals(List.of(), processed);
+  }
+
+  @Test
+  void lagFollowsTheEndOffset() {
+    PartitionReader r = reader(config().build());
+    assertEquals(0, r.lag(), "not started");
+    r.runOnce();
+    r.updateEndOffset(99);
+    assertEquals(100, r.lag());
+    r.runOnce();
+    assertEquals(90, r.lag());
+    for (int i = 0; i < 10; i++) r.runOnce();
+    assertEquals(0, r.lag());
+    end = 120;
+    r.updateEndOffset(120);
+    assertEquals(21, r.lag());
+  }
+}
