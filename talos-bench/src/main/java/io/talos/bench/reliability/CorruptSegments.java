@@ -113,8 +113,9 @@ final class CorruptSegments {
     if (closed) log.close(); // else abandoned, as by a crash: the newest segment has no index
 
     List<java.nio.file.Path> logs = listSorted(dirPath, ".log");
-    java.nio.file.Path newest = logs.get(logs.size() - 1);
-    if (Files.size(newest) == 0 && logs.size() > 1) newest = logs.get(logs.size() - 2); // closed: empty new active one
+    java.nio.file.Path newest = Files.size(logs.get(logs.size() - 1)) == 0 && logs.size() > 1
+        ? logs.get(logs.size() - 2) // closed: skip the empty new active segment
+        : logs.get(logs.size() - 1);
     java.nio.file.Path file;
     switch (target) {
       case NEWEST_LOG -> file = newest;

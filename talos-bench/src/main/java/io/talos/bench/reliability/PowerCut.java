@@ -128,7 +128,7 @@ final class PowerCut {
   }
 
   /** Every record from the log's start, in the order served (one message per block). */
-  static List<AckLedger.Read> readAll(PartitionLog log, int partition) throws IOException {
+  static List<AckLedger.Read> readAll(PartitionLog log, int partition) throws Exception {
     List<AckLedger.Read> reads = new ArrayList<>();
     long next = log.startOffset();
     while (next < log.endOffset()) {

@@ -30,6 +30,8 @@ import org.HdrHistogram.Histogram;
  */
 final class Soak {
   static final String TOPIC = "soak";
+  /** Fixed heap, pre-touched: RSS then moves only with memory outside the heap. */
+  static final String DEFAULT_JVM = "-Xms256m -Xmx256m -XX:+AlwaysPreTouch";
 
   record Options(int seconds, int probeSeconds, int sampleSeconds, int partitions, int batch, String serverJvm) {}
 
