@@ -59,8 +59,9 @@ public final class ReliabilityMain {
     public Integer call() throws Exception {
       Path work = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("talos-reliability-");
       Progress progress = new Progress(System.err);
-      String command = "bin/talos reliability " + spec.name() + " "
-          + String.join(" ", spec.commandLine().getParseResult().originalArgs()) + " (seed " + seed + ")";
+      // originalArgs: the arguments of the whole command line, this subcommand's name first
+      String command = "bin/talos reliability " + String.join(" ", spec.commandLine().getParseResult().originalArgs())
+          + " (seed " + seed + ")";
       progress.note("running " + command + " in " + work);
       List<Tally> tallies;
       try {
@@ -103,8 +104,10 @@ public final class ReliabilityMain {
       for (String v : variants) {
         String storage = v.startsWith("local") ? "local" : v;
         String durability = v.endsWith("-sync") ? "sync" : "flush";
-        result.add(new CrashCycles(new CrashCycles.Options(storage, durability, cycles, partitions, minRunMs, maxRunMs,
-            seed, serverJvm), work.resolve(v), progress).run());
+        Tally t = new CrashCycles(new CrashCycles.Options(storage, durability, cycles, partitions, minRunMs, maxRunMs,
+            seed, serverJvm), work.resolve(v), progress).run();
+        progress.note(t.row());
+        result.add(t);
       }
       return result;
     }

@@ -46,6 +46,7 @@ final class ServerProcess implements AutoCloseable {
     cmd.add(System.getProperty("java.class.path"));
     cmd.add("io.talos.server.TalosServerMain");
     cmd.addAll(List.of("--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir.toString()));
+    cmd.add("-Dserver.ops.port=0"); // the ops listener too: several servers may run on this machine
     props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
     log = dataDir.resolveSibling("server-" + (++starts) + ".log");
     process = new ProcessBuilder(cmd).redirectErrorStream(true)
