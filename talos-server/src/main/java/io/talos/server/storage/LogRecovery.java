@@ -138,6 +138,7 @@ final class LogRecovery {
       }
     }
     LogSegment emptyLast = null;
+    LogSegment.Damage damage = null;
     long end = 0;
     for (int i = 0; i < files.size(); i++) {
       SegmentFile f = files.get(i);
@@ -149,6 +150,7 @@ final class LogRecovery {
       }
       LogSegment last = LogSegment.recover(fs, dir, f.baseOffset(), f.epoch(), fileBytes, config, cache);
       end = last.nextOffset();
+      damage = last.damage();
       if (last.hasRecords()) {
         last.seal();
         opened.add(last);
@@ -156,13 +158,22 @@ final class LogRecovery {
         emptyLast = last;
       }
     }
+    // Valid records after a corrupt one in the newest segment prove their offsets were handed out:
+    // cutting back there would hand them out again (other messages under offsets a consumer may
+    // have read), so that is missing data like offsets recorded in the metadata store.
+    String evidence = "recorded in the metadata store";
+    if (damage != null && damage.handedOutUpTo() > knownNextOffset) {
+      knownNextOffset = damage.handedOutUpTo();
+      evidence = "valid records follow a corrupt one at offset " + damage.offset() + " (position "
+          + damage.position() + ": " + damage.reason() + ")";
+    }
     if (end < knownNextOffset) {
       String what = files.isEmpty()
           ? "holds no segment (missing or emptied)"
           : "ends at offset " + end;
       if (!reset) {
         throw new PartitionDataMissingException("partition log " + dir + " " + what + ", but offsets up to "
-            + knownNextOffset + " were handed out (recorded in the metadata store): its data is missing."
+            + knownNextOffset + " were handed out (" + evidence + "): its data is missing."
             + " Restore the directory, or accept the loss with 'bin/talos partition reset <topic> <partition>',"
             + " which continues the partition at offset " + knownNextOffset);
       }

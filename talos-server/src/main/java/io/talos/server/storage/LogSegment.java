@@ -200,18 +200,22 @@ final class LogSegment {
     Scan scan = scan(fs, dir, baseOffset, epoch, fileBytes, Long.MAX_VALUE, config);
     Path path = logPath(dir, baseOffset, epoch);
     if (scan.validBytes < fileBytes) {
-      if (scan.validRecordFollows) {
-        LOG.error("DATA LOSS in {}: the record at position {} (offset {}) is corrupt ({}) but a valid record follows"
-            + " it; cutting the segment back to {} bytes discards {} bytes that may hold acknowledged records",
-            path, scan.validBytes, scan.nextOffset, scan.stopReason, scan.validBytes, fileBytes - scan.validBytes);
+      if (scan.handedOutUpTo > scan.nextOffset) {
+        LOG.error("DATA LOSS in {}: the record at position {} (offset {}) is corrupt ({}) but valid records follow"
+            + " it, up to offset {}: those offsets were handed out", path, scan.validBytes, scan.nextOffset,
+            scan.stopReason, scan.handedOutUpTo);
       } else {
         LOG.warn("Cutting back the torn tail of {}: {} of {} bytes hold whole records up to offset {}; ignoring {} bytes"
             + " after them ({})", path, scan.validBytes, fileBytes, scan.nextOffset, fileBytes - scan.validBytes,
             scan.stopReason);
       }
     }
-    return new LogSegment(fs, dir, baseOffset, epoch, cache, scan.index, config.durability(), scan.validBytes,
-        scan.nextOffset, scan.maxAppendTimestampMs, null);
+    LogSegment segment = new LogSegment(fs, dir, baseOffset, epoch, cache, scan.index, config.durability(),
+        scan.validBytes, scan.nextOffset, scan.maxAppendTimestampMs, null);
+    if (scan.handedOutUpTo > scan.nextOffset) {
+      segment.damage = new Damage(scan.nextOffset, scan.validBytes, scan.stopReason, scan.handedOutUpTo);
+    }
+    return segment;
   }
 
   /**
@@ -321,8 +325,27 @@ final class LogSegment {
     return true;
   }
 
+  /**
+   * Corruption found by {@link #recover} in the middle of the newest segment: the record at
+   * {@code offset} (file position {@code position}) is bad, but valid records after it prove that
+   * offsets up to {@code handedOutUpTo} (exclusive) were handed out. Not a torn tail.
+   */
+  record Damage(long offset, long position, String reason, long handedOutUpTo) {}
+
+  /** Set by {@link #recover} only; null when the scan ended in a torn tail or at the end. */
+  private Damage damage;
+
+  /** Corruption in the middle of this (recovered, newest) segment, or null. */
+  Damage damage() {
+    return damage;
+  }
+
+  /**
+   * @param handedOutUpTo when the scan stopped at a corrupt record followed by valid ones: the
+   *     offset after the last of those valid records, else -1
+   */
   private record Scan(long validBytes, long nextOffset, long maxAppendTimestampMs, OffsetIndex index,
-      String stopReason, boolean validRecordFollows) {}
+      String stopReason, long handedOutUpTo) {}
 
   /** Reads records from position 0 while they are whole, valid and continue the offsets. */
   private static Scan scan(FileSystem fs, Path dir, long baseOffset, long epoch, long fileBytes, long limitOffset,
@@ -333,7 +356,7 @@ final class LogSegment {
     long next = baseOffset;
     long maxTs = -1;
     String stopReason = null;
-    boolean validRecordFollows = false;
+    long handedOutUpTo = -1;
     RecordCursor c = reader.cursor(0, fileBytes);
     try {
       while (next < limitOffset && c.position() < fileBytes) {
@@ -350,7 +373,7 @@ final class LogSegment {
           c.verify(h);
         } catch (CorruptRecordException e) {
           stopReason = e.getMessage();
-          validRecordFollows = c.validRecordAfterCurrent();
+          handedOutUpTo = c.endOfValidRecordsAfterCurrent();
           break;
         }
         index.maybeAppend(h.startOffset(), c.position());
@@ -364,7 +387,7 @@ final class LogSegment {
     if (stopReason == null && c.position() < fileBytes) {
       stopReason = "the next segment starts at offset " + limitOffset;
     }
-    return new Scan(c.position(), next, maxTs, index, stopReason, validRecordFollows);
+    return new Scan(c.position(), next, maxTs, index, stopReason, handedOutUpTo);
   }
 
   long baseOffset() {
@@ -652,22 +675,29 @@ final class LogSegment {
 
     /**
      * After the record at the cursor proved corrupt: does its length field point at a record that
-     * is valid? If so the corruption is in the middle of the data, not a torn tail.
+     * is valid? If so the corruption is in the middle of the data, not a torn tail, and this
+     * returns the offset after the last of the valid records that follow one another from there
+     * (they prove those offsets were handed out); else -1.
      */
-    boolean validRecordAfterCurrent() {
+    long endOfValidRecordsAfterCurrent() {
+      long end = -1;
       try {
         long available = limit - position;
         int off = fill(position, (int) Math.min(RecordFormat.LENGTH_PREFIX_BYTES, available));
         int length = RecordFormat.readLength(buf, off, available);
         long nextPos = position + length;
-        if (nextPos >= limit) return false;
         RecordCursor probe = new RecordCursor(nextPos, limit);
-        RecordFormat.Header h = probe.next();
-        probe.verify(h);
-        return true;
+        while (probe.position() < limit) {
+          RecordFormat.Header h = probe.next();
+          probe.verify(h);
+          if (end >= 0 && h.startOffset() != end) break;
+          end = h.nextOffset();
+          probe.advance(h);
+        }
       } catch (IOException e) {
-        return false;
+        // the valid records end here
       }
+      return end;
     }
 
     /** Makes {@code [pos, pos + n)} available in the buffer; returns its index in the buffer. */

@@ -423,21 +423,31 @@ class PartitionLogTest {
     fx.assertSequentialReadMatches(recovered, 0, 100, 100_000);
   }
 
+  /**
+   * A corrupt record followed by valid ones is damage, not a torn tail: the valid records after it
+   * prove their offsets were handed out (acknowledged). Cutting back there would hand them out
+   * again, serving other messages under offsets a consumer may already have read. The log refuses
+   * to open until an operator resets the partition, which then continues after them.
+   */
   @Test
-  void shouldCutBackAtACorruptRecordInTheMiddleOfTheNewestSegment() throws Exception {
+  void shouldRefuseANewestSegmentWithACorruptRecordInTheMiddleAndNeverReuseItsOffsets() throws Exception {
     PartitionLog crashed = open(small);
-    for (int i = 0; i < 5; i++) fx.append(crashed, T0, 2, 100); // 149-byte records
+    for (int i = 0; i < 5; i++) fx.append(crashed, T0, 2, 100); // 149-byte records [0,2) ... [8,10)
     java.nio.file.Path active = activeFile(crashed);
     opened.remove(crashed);
     byte[] bytes = Files.readAllBytes(active);
-    bytes[2 * 149 + 60] ^= 1; // payload of the third record
+    bytes[2 * 149 + 60] ^= 1; // payload of the third record, [4,6)
     Files.write(active, bytes);
-    fx.forgetFrom(4); // documented: the newest segment is cut back there (and logged as data loss)
 
-    PartitionLog recovered = open(small);
-    assertEquals(4, recovered.endOffset());
-    assertEquals(4, fx.append(recovered, T0, 1, 10));
-    fx.assertSequentialReadMatches(recovered, 0, 100, 100_000);
+    PartitionDataMissingException e = assertThrows(PartitionDataMissingException.class, () -> open(small));
+    assertTrue(e.getMessage().contains("offset 4") && e.getMessage().contains("10"), e.getMessage());
+
+    PartitionLog reset = PartitionLog.open(raw, dir, small, clock, TailCache.DISABLED, NextOffsetStore.NONE, "", 0, true);
+    opened.add(reset);
+    assertEquals(10, reset.endOffset(), "continues after the last valid record: no offset handed out twice");
+    assertEquals(10, fx.append(reset, T0, 1, 10));
+    assertEquals(2, reset.read(0, 100, 100_000).size(), "the records before the damage stay readable");
+    assertThrows(CorruptRecordException.class, () -> reset.read(4, 1, 0), "the lost offsets are refused, not skipped");
   }
 
   @Test

@@ -1,0 +1,18 @@
+package io.talos.bench.reliability;
+
+import java.io.PrintStream;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
+
+/** Progress lines on stderr (the report goes to stdout). Thread-safe. */
+final class Progress {
+  private final PrintStream out;
+
+  Progress(PrintStream out) {
+    this.out = out;
+  }
+
+  synchronized void note(String line) {
+    out.println("[" + LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + "] " + line);
+  }
+}
