@@ -137,13 +137,6 @@ public final class Authenticator {
     return new Claim(credential.get(), signature, requestSecs);
   }
 
-  /** Checks the body's MD5 and the signature over the request. */
-  public Credential verify(Claim claim, String method, String path, String query,
-      Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
-    verifyBody(headers, body, bodyLength);
-    return verifySignature(claim, method, path, query, headers);
-  }
-
   /** Checks that the body is the one signed: its MD5 equals the signed X-Xiaomi-Content-MD5 header. */
   public void verifyBody(Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
     String md5 = header(headers, GalaxySigner.CONTENT_MD5);

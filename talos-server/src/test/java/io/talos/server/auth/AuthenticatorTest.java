@@ -72,7 +72,7 @@ class AuthenticatorTest {
       Map<String, List<String>> h = headers(body, NOW_SECS - 30);
       sign(h, scheme, "TKID", "secret");
       assertTrue(h.get("X-Xiaomi-Content-MD5").get(0).length() < 32);
-      assertEquals("alice", authenticator.verify(authenticator.checkHeaders(h), "POST", "/v1/api/topic", "id=1&type=x", h, body, body.length).ownerId());
+      assertEquals("alice", verify(h, "/v1/api/topic", body).ownerId());
     }
   }
 
@@ -98,7 +98,7 @@ class AuthenticatorTest {
     Map<String, List<String>> wrongPath = headers(body, NOW_SECS);
     sign(wrongPath, "Galaxy-V3", "TKID", "secret");
     assertThrows(AuthenticationException.class,
-        () -> authenticator.verify(authenticator.checkHeaders(wrongPath), "POST", "/v1/api/message", "id=1&type=x", wrongPath, body, body.length));
+        () -> verify(wrongPath, "/v1/api/message", body));
   }
 
   @Test
@@ -138,6 +138,13 @@ class AuthenticatorTest {
 
   private int status(Map<String, List<String>> h, byte[] body) {
     return assertThrows(AuthenticationException.class,
-        () -> authenticator.verify(authenticator.checkHeaders(h), "POST", "/v1/api/topic", "id=1&type=x", h, body, body.length)).httpStatus();
+        () -> verify(h, "/v1/api/topic", body)).httpStatus();
+  }
+
+  /** What the front-end does: headers, then the signature, then (once it has arrived) the body. */
+  private Credential verify(Map<String, List<String>> h, String path, byte[] body) throws AuthenticationException {
+    Credential credential = authenticator.verifySignature(authenticator.checkHeaders(h), "POST", path, "id=1&type=x", h);
+    authenticator.verifyBody(h, body, body.length);
+    return credential;
   }
 }
