@@ -97,6 +97,9 @@ public final class ServerConfig extends TalosConfig {
 
   public static final String OPS_HEALTH_PROBE_TIMEOUT_MS = "ops.health.probe.timeout.ms";
   public static final String OPS_HEALTH_FD_USED_MAX_PERCENT = "ops.health.fd.used.max.percent";
+  public static final String OPS_LIST_MAX_ENTRIES = "ops.list.max.entries";
+  public static final String OPS_METRICS_LABELS_MAX = "ops.metrics.labels.max";
+  public static final String STORAGE_FAILURE_LOG_INTERVAL_MS = "storage.failure.log.interval.ms";
 
   public static final String HADOOP_PREFIX = "hadoop.";
   public static final String HBASE_PREFIX = "hbase.";
@@ -263,6 +266,13 @@ public final class ServerConfig extends TalosConfig {
           "Longest /ops/health waits for one probe (metadata store read, storage root status); a probe that does not answer in time fails its check.")
       .define(OPS_HEALTH_FD_USED_MAX_PERCENT, Type.INT, 90, Validator.between(1, 100),
           "/ops/health fails its file-descriptors check (HTTP 503) when this percentage of the process's file-descriptor limit is open.")
+      .section("Operations API and metrics")
+      .define(OPS_LIST_MAX_ENTRIES, Type.INT, 1000, Validator.between(1, 1_000_000),
+          "Most topics, groups or topics of a group one ops API answer lists (/ops/topics, /ops/groups, /ops/groups/{name}); longer lists are cut and say \"truncated\":true.")
+      .define(OPS_METRICS_LABELS_MAX, Type.INT, 1000, Validator.between(0, 1_000_000),
+          "Cardinality cap of the labeled metrics: most partitions with their own put/get meters (traffic of further partitions is counted under topic=\"_other\"), and most label sets of each per-partition or per-group family on /metrics (talos_metrics_labels_dropped counts the rest); 0 names no topic or group on /metrics.")
+      .define(STORAGE_FAILURE_LOG_INTERVAL_MS, Type.LONG, 60_000L, Validator.between(0, 86_400_000),
+          "A storage failure of a put, get or partition open is logged on the server (WARN, with topic, partition and cause) at most once per partition per this many ms; the next line counts the failures not logged (suppressed=N). 0 logs every failure.")
       .definePrefix(HADOOP_PREFIX,
           "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).")
       .definePrefix(HBASE_PREFIX,

@@ -18,7 +18,16 @@ import io.talos.server.metadata.MetadataException;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
 import io.talos.server.metadata.TopicRecord;
+import io.talos.server.ops.BridgedMetricRegistry;
+import io.talos.server.ops.ClusterView;
+import io.talos.server.ops.ConsoleHandler;
 import io.talos.server.ops.HealthChecks;
+import io.talos.server.ops.MetricsHandler;
+import io.talos.server.ops.OpsAdminAuth;
+import io.talos.server.ops.OpsApiHandler;
+import io.talos.server.ops.PartitionMeters;
+import io.talos.server.ops.PrometheusMetrics;
+import io.talos.server.storage.StorageFailureLog;
 import io.talos.server.ops.OpsHandler;
 import io.talos.server.ops.OrphansHandler;
 import io.talos.server.scheduling.PoolConfig;
@@ -76,7 +85,11 @@ public final class TalosServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TalosServer.class);
 
   private final ServerConfig config;
-  private final MetricRegistry metrics = new MetricRegistry();
+  /** Dropwizard, recorded into by every component; its request timers also feed Prometheus. */
+  private final BridgedMetricRegistry metrics = new BridgedMetricRegistry();
+  private final PartitionMeters partitionMeters;
+  /** What /ops/nodes and partition owners come from; the cluster layer replaces the single-node view. */
+  private volatile ClusterView clusterView;
   private final MetadataStore metadata;
   private final PartitionLogs logs;
   private final Server jetty;
@@ -89,6 +102,9 @@ public final class TalosServer implements AutoCloseable {
 
   private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
     this.config = config;
+    this.partitionMeters = new PartitionMeters(config.getInt(ServerConfig.OPS_METRICS_LABELS_MAX));
+    this.clusterView = ClusterView.singleNode(() -> ClusterView.localNodeInfo(
+        endpoint().getHost() + ":" + endpoint().getPort(), endpoint().toString()));
     createPrivateDirectory(config.dataDir());
     MetadataStore store = cached(config, clock, wrapStore.apply(openMetadata(config)));
     PartitionLogs partitionLogs = null;
@@ -122,7 +138,8 @@ public final class TalosServer implements AutoCloseable {
               config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
               config.getInt(ServerConfig.MESSAGE_MAX_BYTES),
               config.getLong(ServerConfig.MESSAGE_BLOCK_UNCOMPRESSED_MAX_BYTES)),
-          config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES));
+          config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES), partitionMeters,
+          new StorageFailureLog(clock, config.getLong(ServerConfig.STORAGE_FAILURE_LOG_INTERVAL_MS)));
       taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
       Map<String, ApiHandler.Service> services = Map.of(
           "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
@@ -166,6 +183,8 @@ public final class TalosServer implements AutoCloseable {
       connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
       server.addConnector(connector);
       HealthChecks healthChecks = healthChecks(config, store, partitionLogs);
+      OpsHandlers opsHandlers = new OpsHandlers(config, clock, store, partitionLogs, topicDeletions, healthChecks,
+          new OpsAdminAuth(authenticator, clock));
       server.setHandler(new Handler.Sequence(
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,
@@ -175,14 +194,12 @@ public final class TalosServer implements AutoCloseable {
               ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS),
               new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
                   config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX))),
-          new OrphansHandler(topicDeletions),
-          new OpsHandler(metrics, healthChecks),
-          new NotFoundHandler()));
+          opsHandlers.sequence()));
       // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
       // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
       server.setErrorHandler(new TalosErrorHandler(metrics));
       server.start();
-      opsServer = startOpsServer(config, topicDeletions, healthChecks);
+      opsServer = startOpsServer(config, opsHandlers);
 
       final PartitionLogs retained = partitionLogs;
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -249,8 +266,7 @@ public final class TalosServer implements AutoCloseable {
    * answers while the API's threads are all busy; /ops/ on the API port keeps working as before.
    * One acceptor and one selector: it serves a few monitoring requests.
    */
-  private Server startOpsServer(ServerConfig config, TopicDeletions topicDeletions,
-      HealthChecks healthChecks) throws Exception {
+  private Server startOpsServer(ServerConfig config, OpsHandlers opsHandlers) throws Exception {
     int port = config.getInt(ServerConfig.OPS_PORT);
     if (port < 0) return null;
     QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.OPS_THREADS_MAX), 2);
@@ -263,8 +279,7 @@ public final class TalosServer implements AutoCloseable {
     connector.setPort(port);
     connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
     ops.addConnector(connector);
-    ops.setHandler(new Handler.Sequence(new OrphansHandler(topicDeletions), new OpsHandler(metrics, healthChecks),
-        new NotFoundHandler()));
+    ops.setHandler(opsHandlers.sequence());
     ops.setErrorHandler(new TalosErrorHandler(metrics));
     try {
       ops.start();
@@ -273,6 +288,35 @@ public final class TalosServer implements AutoCloseable {
       throw e;
     }
     return ops;
+  }
+
+  /**
+   * The handlers of everything that is not the API, on both ports: orphans, the ops REST API,
+   * /metrics, the console, health and the JSON metrics dump, then the 404 for anything else.
+   */
+  private final class OpsHandlers {
+    private final OrphansHandler orphans;
+    private final OpsApiHandler api;
+    private final MetricsHandler prometheus;
+    private final ConsoleHandler console;
+    private final OpsHandler health;
+
+    OpsHandlers(ServerConfig config, Clock clock, MetadataStore store, PartitionLogs logs, TopicDeletions deletions,
+        HealthChecks healthChecks, OpsAdminAuth auth) {
+      orphans = new OrphansHandler(deletions);
+      HealthChecks readiness = readinessChecks(config, store, logs);
+      api = new OpsApiHandler(new OpsApiHandler.Sources(store, logs, new ClusterView.Delegating(() -> clusterView),
+          partitionMeters, readiness, () -> closed ? "the server is shutting down" : null), auth, metrics, clock,
+          config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS), config.getInt(ServerConfig.OPS_LIST_MAX_ENTRIES));
+      prometheus = new MetricsHandler(new PrometheusMetrics(metrics, partitionMeters, store, logs,
+          config.getInt(ServerConfig.OPS_METRICS_LABELS_MAX)), metrics);
+      console = new ConsoleHandler(metrics);
+      health = new OpsHandler(metrics, healthChecks);
+    }
+
+    Handler sequence() {
+      return new Handler.Sequence(orphans, api, prometheus, console, health, new NotFoundHandler(metrics));
+    }
   }
 
   /**
@@ -415,6 +459,16 @@ public final class TalosServer implements AutoCloseable {
    */
   static HealthChecks healthChecks(ServerConfig config, MetadataStore store, PartitionLogs logs) {
     int fdPercent = config.getInt(ServerConfig.OPS_HEALTH_FD_USED_MAX_PERCENT);
+    return readinessChecks(config, store, logs)
+        .add("file-descriptors", HealthChecks.fileDescriptors(HealthChecks::openFileDescriptors,
+            HealthChecks::maxFileDescriptors, fdPercent));
+  }
+
+  /**
+   * /ops/ready: the metadata store answers a read and the storage root a status call (the cluster
+   * layer adds ZooKeeper).
+   */
+  static HealthChecks readinessChecks(ServerConfig config, MetadataStore store, PartitionLogs logs) {
     Path root = new Path(URI.create(config.storageRootUri()));
     return new HealthChecks(config.getLong(ServerConfig.OPS_HEALTH_PROBE_TIMEOUT_MS))
         .add("metadata", () -> {
@@ -426,9 +480,7 @@ public final class TalosServer implements AutoCloseable {
           return null;
         })
         .add("storage", () -> logs.fileSystem().getFileStatus(root).isDirectory() ? null
-            : "storage root " + root + " is not a directory")
-        .add("file-descriptors", HealthChecks.fileDescriptors(HealthChecks::openFileDescriptors,
-            HealthChecks::maxFileDescriptors, fdPercent));
+            : "storage root " + root + " is not a directory");
   }
 
   private void runRetention(MetadataStore store, PartitionLogs partitionLogs) {
@@ -472,6 +524,16 @@ public final class TalosServer implements AutoCloseable {
     return metrics;
   }
 
+  /** Per-partition put/get meters (ops API rates, /metrics). */
+  public PartitionMeters partitionMeters() {
+    return partitionMeters;
+  }
+
+  /** Replaces what the ops API reports about nodes and partition owners (the cluster layer's view). */
+  public void clusterView(ClusterView view) {
+    this.clusterView = java.util.Objects.requireNonNull(view, "view");
+  }
+
   public ServerConfig config() {
     return config;
   }
@@ -510,15 +572,25 @@ public final class TalosServer implements AutoCloseable {
     LOG.info("Talos server stopped");
   }
 
-  /** Last handler: a plain 404 for paths that are neither the API nor ops. */
+  /** Last handler: a JSON 404 (counted) for paths that are neither the API, ops, /metrics nor the console. */
   private static final class NotFoundHandler extends Handler.Abstract {
+    private final MetricRegistry metrics;
+
+    NotFoundHandler(MetricRegistry metrics) {
+      this.metrics = metrics;
+    }
+
     @Override
     public boolean handle(org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response,
         org.eclipse.jetty.util.Callback callback) {
+      metrics.meter("http.status.404").mark();
       response.setStatus(404);
-      response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
-      response.write(true, java.nio.ByteBuffer.wrap(("no such path " + request.getHttpURI().getPath()
-          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota,credential}, ops is GET /ops/{health,metrics,orphans}\n")
+      response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "application/json");
+      String message = "no such path " + request.getHttpURI().getPath() + "; the API is POST " + ApiHandler.API_PREFIX
+          + "{topic,message,consumer,quota,credential}; ops: GET /ops/{health,ready,nodes,topics,groups,metrics,orphans},"
+          + " /metrics, /console/";
+      response.write(true, java.nio.ByteBuffer.wrap(("{\"status\":404,\"error\":"
+          + com.fasterxml.jackson.databind.node.TextNode.valueOf(message) + "}\n")
           .getBytes(java.nio.charset.StandardCharsets.UTF_8)), callback);
       return true;
     }

@@ -151,6 +151,11 @@ public final class CachingMetadataStore implements MetadataStore {
   }
 
   @Override
+  public java.util.SortedSet<String> groups(String topicResourceName) {
+    return delegate.groups(topicResourceName);
+  }
+
+  @Override
   public Map<Integer, PartitionLock> partitionLocks(String group, String topicResourceName) {
     return delegate.partitionLocks(group, topicResourceName);
   }

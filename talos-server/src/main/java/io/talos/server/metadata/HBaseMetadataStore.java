@@ -533,6 +533,20 @@ public final class HBaseMetadataStore implements MetadataStore {
   }
 
   @Override
+  public java.util.SortedSet<String> groups(String topicResourceName) {
+    byte[] row = row(topicResourceName);
+    java.util.SortedSet<String> result = new java.util.TreeSet<>();
+    for (String kind : new String[] {"w/", "l/", "o/"}) {
+      for (Cell cell : prefixed("groups " + topicResourceName, row, kind)) {
+        String qualifier = string(CellUtil.cloneQualifier(cell));
+        int slash = qualifier.indexOf('/', kind.length());
+        if (slash > kind.length()) result.add(MvStoreMetadataStore.unescape(qualifier.substring(kind.length(), slash)));
+      }
+    }
+    return Collections.unmodifiableSortedSet(result);
+  }
+
+  @Override
   public Map<String, Long> workers(String group, String topicResourceName) {
     byte[] row = row(topicResourceName);
     String prefix = "w/" + MvStoreMetadataStore.escape(Objects.requireNonNull(group, "group")) + "/";

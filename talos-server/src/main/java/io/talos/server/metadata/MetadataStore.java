@@ -99,6 +99,13 @@ public interface MetadataStore extends AutoCloseable {
 
   OptionalLong committedOffset(String group, String topicResourceName, int partitionId);
 
+  /**
+   * The consumer groups that have a registered worker, a partition lock or a committed offset on
+   * the topic, sorted (what the ops API and the console list; one scan of the topic's consumer
+   * state).
+   */
+  java.util.SortedSet<String> groups(String topicResourceName);
+
   // ---- partition log next offsets (storage) ---------------------------------------------------
 
   /**

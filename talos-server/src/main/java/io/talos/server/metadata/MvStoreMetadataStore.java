@@ -399,6 +399,22 @@ public final class MvStoreMetadataStore implements MetadataStore {
   }
 
   @Override
+  public java.util.SortedSet<String> groups(String topicResourceName) {
+    String prefix = topicPrefix(topicResourceName);
+    return read("groups " + prefix, () -> {
+      java.util.SortedSet<String> result = new java.util.TreeSet<>();
+      EntryConsumer group = (key, value) -> {
+        int slash = key.indexOf('/', prefix.length());
+        if (slash > prefix.length()) result.add(unescape(key.substring(prefix.length(), slash)));
+      };
+      scan(workers, prefix, group);
+      scan(locks, prefix, group);
+      scan(offsets, prefix, group);
+      return java.util.Collections.unmodifiableSortedSet(result);
+    });
+  }
+
+  @Override
   public Map<String, Long> workers(String group, String topicResourceName) {
     String prefix = consumerPrefix(group, topicResourceName);
     return read("workers " + prefix, () -> {

@@ -50,18 +50,24 @@ public final class OpsHandler extends Handler.Abstract {
     ObjectNode body = JSON.createObjectNode();
     int status = 200;
     boolean head = "HEAD".equals(request.getMethod());
-    if (!"GET".equals(request.getMethod()) && !head) {
+    boolean known = path.equals(PREFIX + "health") || path.equals(PREFIX + "metrics") || path.equals(PREFIX + "orphans");
+    if (!known) {
+      status = 404;
+      body.put("status", 404);
+      body.put("error", "no such ops path " + path + "; the ops paths are /ops/{health,ready,nodes,topics,topics/NAME,"
+          + "groups,groups/NAME,metrics,orphans}, POST /ops/nodes/ID/drain, POST /ops/partitions/TOPIC/P/move;"
+          + " Prometheus: /metrics; console: /console/");
+    } else if (!"GET".equals(request.getMethod()) && !head) {
       status = 405;
+      body.put("status", 405);
       response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
       body.put("error", "method " + request.getMethod() + " not allowed on " + path + "; use GET or HEAD");
     } else if (path.equals(PREFIX + "health")) {
       status = health(body);
     } else if (path.equals(PREFIX + "metrics")) {
       body = metricsJson();
-    } else {
-      status = 404;
-      body.put("error", "no such ops path " + path + "; try /ops/health or /ops/metrics");
     }
+    if (status >= 400) metrics.meter("http.status." + status).mark();
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
     byte[] bytes = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(body);

@@ -30,6 +30,8 @@ import io.talos.thrift.OffsetInfo;
 import io.talos.thrift.PutMessageRequest;
 import io.talos.thrift.PutMessageResponse;
 import io.talos.thrift.TopicAndPartition;
+import io.talos.server.ops.PartitionMeters;
+import io.talos.server.storage.StorageFailureLog;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Clock;
@@ -58,9 +60,22 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   private final MessageBlockValidator validator;
   private final int maxGetMessages;
   private final int maxGetBytes;
+  private final PartitionMeters meters;
+  private final StorageFailureLog failures;
 
   public MessageServiceHandler(Topics topics, PartitionLogs logs, Clock clock, MessageBlockValidator validator,
       int maxGetMessages, int maxGetBytes) {
+    this(topics, logs, clock, validator, maxGetMessages, maxGetBytes, null, null);
+  }
+
+  /**
+   * @param meters per-partition put/get meters (the ops API's rates, /metrics), or null
+   * @param failures where storage failures of puts and gets are logged on the server, or null
+   */
+  public MessageServiceHandler(Topics topics, PartitionLogs logs, Clock clock, MessageBlockValidator validator,
+      int maxGetMessages, int maxGetBytes, PartitionMeters meters, StorageFailureLog failures) {
+    this.meters = meters;
+    this.failures = failures;
     this.topics = topics;
     this.logs = logs;
     this.clock = clock;
@@ -150,15 +165,21 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
           + p.topic().name() + "' is now served by another server; the put was not acknowledged: " + e.getMessage());
     } catch (IOException e) {
       PreparedPut p = puts.get(0);
+      storageFailed(p.topic(), p.partitionId(), "put", e);
       throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition " + p.partitionId()
           + " of topic '" + p.topic().name() + "' failed and was not acknowledged; retry: " + e.getMessage());
     }
     long[] firsts = new long[puts.size()];
     long next = first;
+    long bytes = 0;
     for (int i = 0; i < puts.size(); i++) {
       firsts[i] = next;
-      for (BlockToAppend b : puts.get(i).blocks()) next += b.messageCount();
+      for (BlockToAppend b : puts.get(i).blocks()) {
+        next += b.messageCount();
+        bytes += b.payload().length;
+      }
     }
+    if (meters != null) meters.markPut(puts.get(0).topic().name(), puts.get(0).partitionId(), next - first, bytes);
     return firsts;
   }
 
@@ -169,7 +190,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     int partition = request.getTopicAndPartition().getPartitionId();
     // The writer's log if this server has it open, else a read-only view: a read never takes the
     // partition over from the server that writes it.
-    ReadablePartition log = Topics.readable(logs, topic, partition);
+    ReadablePartition log = readable(topic, partition);
     long start = log.startOffset();
     long next = log.endOffset();
     long offset = request.getMessageOffset();
@@ -193,7 +214,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         if (!log.isClosed() || log.isFenced() || e instanceof CorruptRecordException) {
           throw e;
         }
-        log = Topics.readable(logs, topic, partition);
+        log = readable(topic, partition);
         stored = log.read(offset, maxMessages, maxBytes);
       }
     } catch (PartitionFencedException e) {
@@ -204,24 +225,30 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
           + partition + " of topic '" + topic.name() + "' is out of range: the partition holds ["
           + log.startOffset() + ", " + (log.endOffset() - 1) + "] and the next offset is " + log.endOffset());
     } catch (PartitionDataMissingException e) {
+      storageFailed(topic, partition, "get", e);
       throw Topics.dataMissing(topic, partition, e);
     } catch (CorruptRecordException e) {
+      storageFailed(topic, partition, "get", e);
       // The log knows these records are damaged: retrying cannot help (the SDK would retry the
       // same offset forever on a retriable error). An operator must look at the partition.
       throw TalosErrors.of(ErrorCode.MESSAGE_MISSING, "messages of partition " + partition + " of topic '"
           + topic.name() + "' from offset " + offset + " cannot be read (damaged on disk): " + e.getMessage());
     } catch (IOException e) {
+      storageFailed(topic, partition, "get", e);
       throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "read of partition " + partition + " of topic '"
           + topic.name() + "' failed; retry: " + e.getMessage());
     }
     List<MessageBlock> blocks = new ArrayList<>(stored.size());
     int messages = 0;
     long last = offset;
+    long bytes = 0;
     for (StoredBlock b : stored) {
       blocks.add(toWire(b));
       messages += b.messageCount();
+      bytes += b.payload().length;
       last = b.nextOffset();
     }
+    if (meters != null && messages > 0) meters.markGet(topic.name(), partition, messages, bytes);
     GetMessageResponse response = new GetMessageResponse(blocks, messages,
         request.getSequenceId() == null ? "" : request.getSequenceId());
     response.setUnHandledMessageNumber(Math.max(0, log.endOffset() - last));
@@ -271,7 +298,32 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   }
 
   private PartitionLog log(TopicRecord topic, int partition) throws GalaxyTalosException {
-    return Topics.openLog(logs, topic, partition);
+    try {
+      return Topics.openLog(logs, topic, partition);
+    } catch (GalaxyTalosException e) {
+      openFailed(topic, partition, e);
+      throw e;
+    }
+  }
+
+  private ReadablePartition readable(TopicRecord topic, int partition) throws GalaxyTalosException {
+    try {
+      return Topics.readable(logs, topic, partition);
+    } catch (GalaxyTalosException e) {
+      openFailed(topic, partition, e);
+      throw e;
+    }
+  }
+
+  /** An open that failed because of storage (not a deleted topic, a takeover or a deadline) is logged. */
+  private void openFailed(TopicRecord topic, int partition, GalaxyTalosException e) {
+    if (e.getErrorCode() == ErrorCode.HDFS_OPERATION_FAILED || e.getErrorCode() == ErrorCode.HDFS_FILE_NOT_EXIST) {
+      storageFailed(topic, partition, "open", e.getCause() != null ? e.getCause() : new IOException(e.getErrMsg()));
+    }
+  }
+
+  private void storageFailed(TopicRecord topic, int partition, String operation, Throwable cause) {
+    if (failures != null) failures.failed(topic.name(), partition, operation, cause);
   }
 
 
