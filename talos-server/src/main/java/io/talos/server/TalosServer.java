@@ -295,27 +295,32 @@ public final class TalosServer implements AutoCloseable {
    * /metrics, the console, health and the JSON metrics dump, then the 404 for anything else.
    */
   private final class OpsHandlers {
-    private final OrphansHandler orphans;
-    private final OpsApiHandler api;
-    private final MetricsHandler prometheus;
-    private final ConsoleHandler console;
-    private final OpsHandler health;
+    private final TopicDeletions deletions;
+    private final HealthChecks healthChecks;
+    private final OpsApiHandler.Sources sources;
+    private final OpsAdminAuth auth;
+    private final Clock clock;
+    private final PrometheusMetrics prometheus;
 
     OpsHandlers(ServerConfig config, Clock clock, MetadataStore store, PartitionLogs logs, TopicDeletions deletions,
         HealthChecks healthChecks, OpsAdminAuth auth) {
-      orphans = new OrphansHandler(deletions);
-      HealthChecks readiness = readinessChecks(config, store, logs);
-      api = new OpsApiHandler(new OpsApiHandler.Sources(store, logs, new ClusterView.Delegating(() -> clusterView),
-          partitionMeters, readiness, () -> closed ? "the server is shutting down" : null), auth, metrics, clock,
-          config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS), config.getInt(ServerConfig.OPS_LIST_MAX_ENTRIES));
-      prometheus = new MetricsHandler(new PrometheusMetrics(metrics, partitionMeters, store, logs,
-          config.getInt(ServerConfig.OPS_METRICS_LABELS_MAX)), metrics);
-      console = new ConsoleHandler(metrics);
-      health = new OpsHandler(metrics, healthChecks);
+      this.deletions = deletions;
+      this.healthChecks = healthChecks;
+      this.auth = auth;
+      this.clock = clock;
+      this.sources = new OpsApiHandler.Sources(store, logs, new ClusterView.Delegating(() -> clusterView),
+          partitionMeters, readinessChecks(config, store, logs), () -> closed ? "the server is shutting down" : null);
+      this.prometheus = new PrometheusMetrics(metrics, partitionMeters, store, logs,
+          config.getInt(ServerConfig.OPS_METRICS_LABELS_MAX));
     }
 
+    /** New handler instances each call: a Jetty handler belongs to one server. */
     Handler sequence() {
-      return new Handler.Sequence(orphans, api, prometheus, console, health, new NotFoundHandler(metrics));
+      return new Handler.Sequence(new OrphansHandler(deletions),
+          new OpsApiHandler(sources, auth, metrics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS),
+              config.getInt(ServerConfig.OPS_LIST_MAX_ENTRIES)),
+          new MetricsHandler(prometheus, metrics), new ConsoleHandler(metrics), new OpsHandler(metrics, healthChecks),
+          new NotFoundHandler(metrics));
     }
   }
 
