@@ -24,7 +24,7 @@ class StorageFailureLogTest {
     assertTrue(lines.get(0).contains("partition 3 of topic 'orders'") && lines.get(0).contains("disk on fire")
         && lines.get(0).contains("EIO"), lines.get(0));
     assertTrue(lines.get(1).contains("partition 4"), lines.get(1));
-    clock.advance(60_000);
+    clock.advanceMs(60_000);
     log.failed("orders", 3, "put", cause);
     assertEquals(3, lines.size());
     assertTrue(lines.get(2).contains("suppressed=2"), lines.get(2));
