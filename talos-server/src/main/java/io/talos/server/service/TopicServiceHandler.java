@@ -304,9 +304,10 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     String account = grantee(request.getGrant());
     Permission level = request.getPermission();
-    if (level == null) {
-      throw TalosErrors.invalidParams("permission is missing or not one of the SDK's levels "
-          + java.util.Arrays.toString(Permission.values()));
+    if (level == null || level == Permission.NONE) {
+      // As the SDK's TalosAdmin checks (permission > 0): taking a grant away is revokePermission.
+      throw TalosErrors.invalidParams("permission must be one of the SDK's levels above NONE "
+          + java.util.Arrays.toString(Permission.values()) + "; use revokePermission to remove a grant");
     }
     update(request.getTopicResourceName(), t -> {
       if (account.equals(t.ownerId())) {
@@ -314,8 +315,7 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
             + "' and always holds every permission on it");
       }
       Map<String, Integer> acl = new TreeMap<>(t.acl());
-      if (level == Permission.NONE) acl.remove(account);
-      else acl.put(account, level.getValue());
+      acl.put(account, level.getValue());
       if (acl.size() > maxGrants) {
         throw TalosErrors.invalidParams("topic '" + t.name() + "' has " + t.acl().size() + " grants; at most "
             + maxGrants + " grants per topic");
