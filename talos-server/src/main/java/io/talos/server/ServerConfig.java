@@ -45,6 +45,21 @@ public final class ServerConfig extends TalosConfig {
   public static final String AUTH_CREDENTIALS_MAX = "auth.credentials.max";
   public static final String AUDIT_AUTH_FAILURE_INTERVAL_MS = "audit.auth.failure.interval.ms";
   public static final String AUDIT_AUTH_FAILURE_KEYS_MAX = "audit.auth.failure.keys.max";
+  public static final String QUOTA_PARTITION_PUT_BYTES_PER_SEC = "quota.partition.put.bytes.per.sec";
+  public static final String QUOTA_PARTITION_GET_BYTES_PER_SEC = "quota.partition.get.bytes.per.sec";
+  public static final String QUOTA_BURST_MS = "quota.burst.ms";
+  public static final String QUOTA_THROTTLE_MAX_DELAY_MS = "quota.throttle.max.delay.ms";
+  public static final String QUOTA_BUCKETS_MAX = "quota.buckets.max";
+  public static final String QUOTA_SHARE = "quota.share";
+  public static final String HTTP_ENABLED = "server.http.enabled";
+  public static final String HTTP_REDIRECT_HTTPS = "server.http.redirect.https";
+  public static final String TLS_PORT = "server.tls.port";
+  public static final String TLS_KEYSTORE_PATH = "server.tls.keystore.path";
+  public static final String TLS_KEYSTORE_PASSWORD = "server.tls.keystore.password";
+  public static final String TLS_KEYSTORE_TYPE = "server.tls.keystore.type";
+  public static final String TLS_TRUSTSTORE_PATH = "server.tls.truststore.path";
+  public static final String TLS_TRUSTSTORE_PASSWORD = "server.tls.truststore.password";
+  public static final String TLS_CLIENT_AUTH = "server.tls.client.auth";
 
   public static final String STORAGE_ROOT_URI = "storage.root.uri";
   public static final String STORAGE_DURABILITY = "storage.durability";
@@ -166,6 +181,38 @@ public final class ServerConfig extends TalosConfig {
           "Authentication failures are written to the audit log at most once per key id per this many ms; the next line counts the failures not written (suppressed=N). 0 writes every failure.")
       .define(AUDIT_AUTH_FAILURE_KEYS_MAX, Type.INT, 10_000, Validator.between(1, 1_000_000),
           "Key ids whose authentication failures are rate-limited separately at once (about 100 bytes each); failures of further key ids share one entry (keyId=*).")
+      .section("Quotas")
+      .define(QUOTA_PARTITION_PUT_BYTES_PER_SEC, Type.LONG, 524_288L, Validator.atLeast(0),
+          "Default write limit of one partition, in message bytes per second (token bucket on putMessage); 0 means no limit. Beyond it puts are delayed, then refused (see quota.throttle.max.delay.ms).")
+      .define(QUOTA_PARTITION_GET_BYTES_PER_SEC, Type.LONG, 1_048_576L, Validator.atLeast(0),
+          "Default read limit of one partition, in bytes per second returned by getMessage; 0 means no limit.")
+      .define(QUOTA_BURST_MS, Type.LONG, 1_000L, Validator.between(1, 60_000),
+          "How much unused rate a quota's token bucket saves up, in ms of its rate: the largest burst above the rate a client can send after being idle.")
+      .define(QUOTA_THROTTLE_MAX_DELAY_MS, Type.LONG, 2_000L, Validator.between(0, 60_000),
+          "Longest a put or get over a quota is delayed (without holding a thread) before it runs; a request that would wait longer is answered after this long with EXCESSIVE_PENDING_MESSAGE (retriable) saying which quota it exceeded.")
+      .define(QUOTA_BUCKETS_MAX, Type.INT, 100_000, Validator.between(1, 10_000_000),
+          "Most token buckets (per partition, topic and account quota) kept at once, about 200 bytes each; the least recently used are dropped (and come back full).")
+      .define(QUOTA_SHARE, Type.STRING, "1.0", fraction(),
+          "Fraction of each user and topic quota (cluster-wide rates) this node enforces, in (0, 1]; 1.0 on a single node. Per-partition limits are not divided.")
+      .section("TLS")
+      .define(HTTP_ENABLED, Type.BOOLEAN, true, null,
+          "Whether the plain-HTTP API listener (server.port) runs; turn it off to serve the API over TLS only (server.tls.port).")
+      .define(HTTP_REDIRECT_HTTPS, Type.BOOLEAN, false, null,
+          "With TLS on: the plain-HTTP listener answers every API request with a redirect (HTTP 308) to https instead of serving it. Note that the SDK does not follow redirects of POSTs: it fails, which shows the misconfigured client.")
+      .define(TLS_PORT, Type.INT, -1, Validator.between(-1, 65535),
+          "HTTPS port of the API (the same handlers as server.port, over TLS); -1 disables TLS, 0 picks a free port. Needs server.tls.keystore.path.")
+      .define(TLS_KEYSTORE_PATH, Type.STRING, "",
+          null, "Key store holding the server's private key and certificate chain (PKCS12 or JKS, see server.tls.keystore.type); readable by the server's user only.")
+      .define(TLS_KEYSTORE_PASSWORD, Type.STRING, "",
+          null, "Password of the key store (and of the key in it). Keep the configuration file owner-only when it holds one.")
+      .define(TLS_KEYSTORE_TYPE, Type.STRING, "PKCS12", Validator.oneOf("PKCS12", "JKS"),
+          "Type of the key store and the trust store.")
+      .define(TLS_TRUSTSTORE_PATH, Type.STRING, "",
+          null, "Trust store of the CAs whose client certificates are accepted (server.tls.client.auth); empty: the JVM's default.")
+      .define(TLS_TRUSTSTORE_PASSWORD, Type.STRING, "",
+          null, "Password of the trust store.")
+      .define(TLS_CLIENT_AUTH, Type.STRING, "none", Validator.oneOf("none", "want", "need"),
+          "Whether TLS clients must present a certificate the trust store accepts: none, want (asked, optional), need (required). Requests are still authenticated by their signature.")
       .section("Storage")
       .define(DATA_DIR, Type.STRING, "./data", Validator.nonEmpty(),
           "Local data directory: the default home of the partition log and the embedded metadata store.")
@@ -288,6 +335,17 @@ public final class ServerConfig extends TalosConfig {
       java.util.List<String> classes = java.util.Arrays.asList(v.toString().split(","));
       return classes.contains("put") && classes.contains("get") && new java.util.HashSet<>(classes).size() == classes.size()
           ? null : "must be distinct comma-separated names including put and get";
+    };
+  }
+
+  private static Validator fraction() {
+    return v -> {
+      try {
+        double d = Double.parseDouble(v.toString());
+        return d > 0 && d <= 1 ? null : "must be a number in (0, 1]";
+      } catch (NumberFormatException e) {
+        return "must be a number in (0, 1]";
+      }
     };
   }
 

@@ -10,8 +10,12 @@ import io.talos.server.auth.ReplayGuard;
 import io.talos.server.frontend.ApiHandler;
 import io.talos.server.frontend.ArgumentLimits;
 import io.talos.server.frontend.ErrorBoundary;
+import io.talos.server.auth.Authorizer;
 import io.talos.server.metadata.CachingMetadataStore;
+import io.talos.server.quota.QuotaShare;
+import io.talos.server.quota.Throttle;
 import io.talos.server.frontend.TalosErrorHandler;
+import io.talos.server.frontend.TlsConnector;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataException;
@@ -83,6 +87,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class TalosServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TalosServer.class);
+  private static final String HTTP_CONNECTOR = "http";
 
   private final ServerConfig config;
   /** Dropwizard, recorded into by every component; its request timers also feed Prometheus. */
@@ -153,7 +158,7 @@ public final class TalosServer implements AutoCloseable {
               new ConsumerServiceHandler(topics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
               new ConsumerService.Processor<>(null).getProcessMapView()),
           "quota", new ApiHandler.Service(ErrorBoundary.wrap(QuotaService.Iface.class,
-              new QuotaServiceHandler(), metrics),
+              new QuotaServiceHandler(store), metrics),
               new QuotaService.Processor<>(null).getProcessMapView()),
           "credential", new ApiHandler.Service(ErrorBoundary.wrap(CredentialService.Iface.class,
               new CredentialServiceHandler(store, clock, config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MS),
@@ -176,16 +181,31 @@ public final class TalosServer implements AutoCloseable {
       server = new Server(threads);
       HttpConfiguration http = new HttpConfiguration();
       http.setSendServerVersion(false);
-      ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
-      connector.setHost(config.getString(ServerConfig.HOST));
-      connector.setPort(config.getInt(ServerConfig.PORT));
-      // Cuts connections that stop sending, a body included (RequestBodyReader answers 408).
-      connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
-      server.addConnector(connector);
+      boolean tls = config.getInt(ServerConfig.TLS_PORT) >= 0;
+      if (!config.getBoolean(ServerConfig.HTTP_ENABLED) && !tls) {
+        throw new ConfigException(ServerConfig.HTTP_ENABLED + "=false needs TLS (" + ServerConfig.TLS_PORT
+            + " >= 0): the API would have no listener");
+      }
+      if (config.getBoolean(ServerConfig.HTTP_ENABLED)) {
+        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        connector.setName(HTTP_CONNECTOR);
+        connector.setHost(config.getString(ServerConfig.HOST));
+        connector.setPort(config.getInt(ServerConfig.PORT));
+        // Cuts connections that stop sending, a body included (RequestBodyReader answers 408).
+        connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
+        server.addConnector(connector);
+      }
+      if (tls) server.addConnector(TlsConnector.create(server, config, http));
       HealthChecks healthChecks = healthChecks(config, store, partitionLogs);
       OpsHandlers opsHandlers = new OpsHandlers(config, clock, store, partitionLogs, topicDeletions, healthChecks,
           new OpsAdminAuth(authenticator, clock));
-      server.setHandler(new Handler.Sequence(
+      Throttle throttle = new Throttle(new Throttle.Limits(
+          config.getLong(ServerConfig.QUOTA_PARTITION_PUT_BYTES_PER_SEC),
+          config.getLong(ServerConfig.QUOTA_PARTITION_GET_BYTES_PER_SEC), config.getLong(ServerConfig.QUOTA_BURST_MS),
+          config.getLong(ServerConfig.QUOTA_THROTTLE_MAX_DELAY_MS), config.getInt(ServerConfig.QUOTA_BUCKETS_MAX)),
+          QuotaShare.fixed(Double.parseDouble(config.getString(ServerConfig.QUOTA_SHARE))),
+          () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()), store);
+      Handler api = new Handler.Sequence(
           new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,
               new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
@@ -193,12 +213,16 @@ public final class TalosServer implements AutoCloseable {
                   config.getLong(ServerConfig.REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES)),
               ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS),
               new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
-                  config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX))),
-          opsHandlers.sequence()));
+                  config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX)),
+              new ApiHandler.Security(new Authorizer(store), throttle)),
+          opsHandlers.sequence());
+      server.setHandler(tls && config.getBoolean(ServerConfig.HTTP_REDIRECT_HTTPS)
+          ? TlsConnector.redirectingPlainHttp(api) : api);
       // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
       // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
       server.setErrorHandler(new TalosErrorHandler(metrics));
       server.start();
+      if (tls) TlsConnector.started(server, http);
       opsServer = startOpsServer(config, opsHandlers);
 
       final PartitionLogs retained = partitionLogs;
@@ -498,10 +522,23 @@ public final class TalosServer implements AutoCloseable {
     }
   }
 
+  /** The API's base URI: plain HTTP when enabled, else https. */
   public URI endpoint() {
     ServerConnector c = (ServerConnector) jetty.getConnectors()[0];
     String host = c.getHost() == null || c.getHost().equals("0.0.0.0") ? "127.0.0.1" : c.getHost();
-    return URI.create("http://" + host + ":" + c.getLocalPort());
+    return URI.create((HTTP_CONNECTOR.equals(c.getName()) ? "http" : "https") + "://" + host + ":" + c.getLocalPort());
+  }
+
+  /** The API's https base URI (server.tls.port), or null when TLS is off. */
+  public URI tlsEndpoint() {
+    for (org.eclipse.jetty.server.Connector connector : jetty.getConnectors()) {
+      if (TlsConnector.NAME.equals(connector.getName())) {
+        ServerConnector c = (ServerConnector) connector;
+        String host = c.getHost() == null || c.getHost().equals("0.0.0.0") ? "127.0.0.1" : c.getHost();
+        return URI.create("https://" + host + ":" + c.getLocalPort());
+      }
+    }
+    return null;
   }
 
   /** The ops listener's base URI (server.ops.port), or null when it is disabled. */

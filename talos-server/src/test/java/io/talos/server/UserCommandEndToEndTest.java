@@ -47,6 +47,35 @@ class UserCommandEndToEndTest {
   }
 
   @Test
+  void aclSetListRevokeFromTheCommandLine(@TempDir Path dir) throws Exception {
+    try (TalosServer server = TestServers.start(dir.resolve("data"))) {
+      Path admin = dir.resolve("data").resolve("admin-credential.properties");
+      Path alice = dir.resolve("alice.properties");
+      Path bob = dir.resolve("bob.properties");
+      assertEquals(0, cli(server, admin, "user", "create", "alice", "--out", alice.toString()).code());
+      assertEquals(0, cli(server, admin, "user", "create", "bob", "--out", bob.toString()).code());
+      assertEquals(0, cli(server, alice, "topic", "create", "shared", "--partitions", "1").code());
+      // bob sees nothing of alice's topic until she grants him a level.
+      Run before = cli(server, bob, "acl", "list", "shared");
+      assertTrue(before.code() != 0 && before.err().contains("PERMISSION_DENIED"), before.out() + before.err());
+      Run set = cli(server, alice, "acl", "set", "shared", "bob", "get_message_and_describe_topic");
+      assertEquals(0, set.code(), set.err());
+      Run listed = cli(server, bob, "acl", "list", "shared");
+      assertEquals(0, listed.code(), listed.err());
+      assertTrue(listed.out().contains("bob") && listed.out().contains("GET_MESSAGE_AND_DESCRIBE_TOPIC")
+          && listed.out().contains("alice") && listed.out().contains("ADMIN"), listed.out());
+      // bob may read but not change permissions.
+      Run bobSets = cli(server, bob, "acl", "set", "shared", "bob", "ADMIN");
+      assertTrue(bobSets.code() != 0 && bobSets.err().contains("CHANGE_PERMISSION"), bobSets.err());
+      Run bad = cli(server, alice, "acl", "set", "shared", "bob", "EVERYTHING");
+      assertTrue(bad.code() != 0 && bad.err().contains("unknown permission level"), bad.err());
+      assertEquals(0, cli(server, alice, "acl", "revoke", "shared", "bob").code());
+      Run after = cli(server, bob, "acl", "list", "shared");
+      assertTrue(after.code() != 0 && after.err().contains("PERMISSION_DENIED"), after.out() + after.err());
+    }
+  }
+
+  @Test
   void createListRotateRevokeFromTheCommandLine(@TempDir Path dir) throws Exception {
     try (TalosServer server = TestServers.start(dir.resolve("data"))) {
       Path admin = dir.resolve("data").resolve("admin-credential.properties");

@@ -155,6 +155,42 @@ public final class TalosAdmin {
         i.getRotatedMs(), i.getPreviousSecretExpiresMs(), i.getRevokedMs());
   }
 
+  // ---- permissions (ACLs) --------------------------------------------------------------------
+
+  /**
+   * Grants {@code accountId} the SDK permission level {@code level} (e.g. {@code
+   * GET_MESSAGE_AND_DESCRIBE_TOPIC}) on the topic, replacing its previous grant.
+   *
+   * @throws TalosException {@code PERMISSION_DENIED_ERROR} without CHANGE_PERMISSION on the topic
+   */
+  public void setPermission(String topic, String accountId, io.talos.thrift.Permission level) {
+    io.talos.thrift.TopicTalosResourceName trn = new TopicTalosResourceName(describeTopic(topic).resourceName());
+    rpc.topic(c -> {
+      c.setPermission(new io.talos.thrift.SetPermissionRequest(trn, grantee(accountId), level));
+      return null;
+    });
+  }
+
+  /** Takes the account's grant on the topic away (nothing happens if it had none). */
+  public void revokePermission(String topic, String accountId) {
+    io.talos.thrift.TopicTalosResourceName trn = new TopicTalosResourceName(describeTopic(topic).resourceName());
+    rpc.topic(c -> {
+      c.revokePermission(new io.talos.thrift.RevokePermissionRequest(trn, grantee(accountId)));
+      return null;
+    });
+  }
+
+  /** Account → permission value on the topic, the owner included (ADMIN, 31). */
+  public java.util.Map<String, Integer> listPermissions(String topic) {
+    io.talos.thrift.TopicTalosResourceName trn = new TopicTalosResourceName(describeTopic(topic).resourceName());
+    return new java.util.TreeMap<>(rpc.topic(c -> c.listPermission(new io.talos.thrift.ListPermissionRequest(trn)))
+        .getPermissions());
+  }
+
+  private static io.talos.thrift.Grantee grantee(String accountId) {
+    return new io.talos.thrift.Grantee().setType(io.talos.thrift.GrantType.DEVELOPER).setIdentifier(accountId);
+  }
+
   /** @throws TalosException {@code TOPIC_NOT_EXIST} if there is no such topic */
   public TopicDescription describeTopic(String name) {
     checkName(name);

@@ -40,7 +40,7 @@ import picocli.CommandLine.Spec;
     versionProvider = TalosCli.Version.class,
     description = "Talos command-line client.",
     subcommands = {TopicCommand.class, PartitionCommand.class, ProduceCommand.class, ConsumeCommand.class,
-        UserCommand.class, GroupCommand.class},
+        UserCommand.class, GroupCommand.class, AclCommand.class},
     footer = {"", "Exit codes: 0 success, 1 the operation failed, 2 wrong usage."})
 public final class TalosCli implements Runnable {
   public static final int EXIT_OK = 0;
@@ -97,7 +97,7 @@ public final class TalosCli implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: topic, partition, produce, consume, group or user");
+        "Missing command: topic, partition, produce, consume, group, user or acl");
   }
 
   InputStream in() {

@@ -4,6 +4,8 @@ import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import io.talos.common.auth.GalaxySigner;
 import io.talos.server.auth.AuditLog;
+import io.talos.server.auth.Authorizer;
+import io.talos.server.quota.Throttle;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.Authenticator.AuthenticationException;
 import io.talos.server.auth.ReplayGuard;
@@ -109,6 +111,15 @@ public final class ApiHandler extends Handler.Abstract {
   /** How request bodies are received: see {@link RequestBodyReader}. */
   public record BodyLimits(long minBytesPerSec, long rateGraceMs, long inflightMaxBytes, long drainMaxBytes) {}
   private final StorageCalls storage;
+  private final Security security;
+  /** Runs delayed (throttled) puts and gets when their delay ends; never runs a call itself. */
+  private final java.util.concurrent.ScheduledExecutorService throttleTimer;
+
+  /**
+   * Who may do what ({@link Authorizer}, checked for every decoded call before it runs) and how
+   * fast ({@link Throttle}, on puts and gets before they are queued).
+   */
+  public record Security(Authorizer authorizer, Throttle throttle) {}
 
   /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
@@ -121,10 +132,18 @@ public final class ApiHandler extends Handler.Abstract {
    * @param storageThreads threads running the storage part of puts and gets, each waited for at
    *     most until its request's deadline (see {@link StorageCalls}); 0 runs it on the pool worker
    * @param audit where authentication failures and the {@link #AUDITED} calls are written
+   * @param security the permission check and the quotas
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
-      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit) {
+      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit,
+      Security security) {
+    this.security = security;
+    this.throttleTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "talos-throttle");
+      t.setDaemon(true);
+      return t;
+    });
     this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads);
     this.audit = audit;
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
@@ -297,6 +316,18 @@ public final class ApiHandler extends Handler.Abstract {
           ErrorBoundary.answer(call.method(), invalid, metrics, ctx)));
       return;
     }
+    // Access control, one place for every call of every service, before the call runs.
+    GalaxyTalosException denied = security.authorizer().check(call.method(), call.args(), credential);
+    if (denied != null) {
+      metrics.meter("auth.denied").mark();
+      GalaxyTalosException answer = ErrorBoundary.answer(call.method(), denied, metrics, ctx);
+      if (AUDITED.contains(call.method())) {
+        audit.action(call.method(), String.valueOf(denied.getErrorCode()), credential, remote(request),
+            auditDetail(call.args(), null, denied));
+      }
+      reply(response, callback, ThriftDispatcher.errorReply(call, answer));
+      return;
+    }
     Timer.Context timer = metrics.timer("requests." + service + "." + call.method()).time();
     if (service.equals("message") && (call.method().equals("putMessage") || call.method().equals("getMessage"))) {
       // Request bodies held by waiting and running tasks are bounded too, not only their count.
@@ -306,23 +337,42 @@ public final class ApiHandler extends Handler.Abstract {
       // The client's deadline is on the client's clock: move it onto ours by the offset its
       // signed X-Xiaomi-Timestamp shows (to the second).
       long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
-      MessageCallTask task = call.method().equals("putMessage")
+      boolean put = call.method().equals("putMessage");
+      io.talos.thrift.TopicAndPartition tap = put
+          ? argsPartition(((io.talos.thrift.MessageService.putMessage_args) call.args()).getRequest())
+          : argsPartition(((io.talos.thrift.MessageService.getMessage_args) call.args()).getRequest());
+      io.talos.server.metadata.TopicRecord topic = fits ? security.throttle().topicOf(tap) : null;
+      java.util.function.IntConsumer afterGet = topic == null ? bytes -> { }
+          : bytes -> security.throttle().chargeGet(credential, topic, tap.getPartitionId(), bytes);
+      MessageCallTask task = put
           ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
-          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage);
+          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet);
       if (task.expiredAt(clock.millis())) {
         metrics.meter(PoolMetrics.EXPIRED).mark();
         forgetReplay.run(); // nothing ran: an identical retry is not a replay
         task.expire(); // already past its deadline: answered at once, never queued
         return;
       }
-      Admission admission = fits ? pool.submit(task) : Admission.REJECTED_FULL;
-      if (!admission.accepted()) {
-        forgetReplay.run();
-        // Refused fast, never queued: the client retries later (or elsewhere).
-        task.fail(admission == Admission.REJECTED_FULL
-            ? TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server has too many requests waiting"
-                + " (scheduling.max.waiting.tasks / scheduling.max.waiting.bytes); retry later")
-            : new TaskPoolClosedException());
+      if (!fits) {
+        submit(task, false, forgetReplay);
+        return;
+      }
+      Throttle.Decision decision = topic == null ? Throttle.Decision.NOW
+          : put ? security.throttle().admitPut(credential, topic, tap.getPartitionId(), ((PutTask) task).sizeBytes())
+          : security.throttle().admitGet(credential, topic, tap.getPartitionId());
+      if (decision.refused()) {
+        metrics.meter("quota.refused").mark();
+        // Held for the bound, then told: never dropped. It did not run: a retry is not a replay.
+        GalaxyTalosException quota = TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, decision.refusal());
+        later(decision.delayMs(), () -> {
+          forgetReplay.run();
+          task.fail(quota);
+        }, task);
+      } else if (decision.delayMs() > 0) {
+        metrics.meter("quota.delayed").mark();
+        later(decision.delayMs(), () -> submit(task, true, forgetReplay), task);
+      } else {
+        submit(task, true, forgetReplay);
       }
       return;
     }
@@ -341,6 +391,45 @@ public final class ApiHandler extends Handler.Abstract {
       timer.stop();
     }
     reply(response, callback, reply);
+  }
+
+  private static io.talos.thrift.TopicAndPartition argsPartition(Object request) {
+    if (request instanceof io.talos.thrift.PutMessageRequest r) return r.getTopicAndPartition();
+    if (request instanceof io.talos.thrift.GetMessageRequest r) return r.getTopicAndPartition();
+    return null;
+  }
+
+  /** Hands a put or get to the pool, or answers it at once when the pool cannot take it. */
+  private void submit(MessageCallTask task, boolean fits, Runnable forgetReplay) {
+    Admission admission = fits ? pool.submit(task) : Admission.REJECTED_FULL;
+    if (!admission.accepted()) {
+      forgetReplay.run();
+      // Refused fast, never queued: the client retries later (or elsewhere).
+      task.fail(admission == Admission.REJECTED_FULL
+          ? TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server has too many requests waiting"
+              + " (scheduling.max.waiting.tasks / scheduling.max.waiting.bytes); retry later")
+          : new TaskPoolClosedException());
+    }
+  }
+
+  /**
+   * Runs {@code action} after {@code delayMs} on the throttle timer; no thread waits meanwhile
+   * (the request's body is counted in the waiting bytes until it is answered). If the timer is
+   * shut down (the server stops), the task is answered at once.
+   */
+  private void later(long delayMs, Runnable action, MessageCallTask task) {
+    try {
+      throttleTimer.schedule(() -> {
+        try {
+          action.run();
+        } catch (RuntimeException e) {
+          LOG.error("a throttled request failed: {}", ErrorBoundary.brief(e));
+          task.fail(e);
+        }
+      }, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      task.fail(new TaskPoolClosedException());
+    }
   }
 
   /** Writes an {@link #AUDITED} call and its outcome; never its secrets (see {@link #auditDetail}). */
@@ -398,6 +487,7 @@ public final class ApiHandler extends Handler.Abstract {
 
   @Override
   protected void doStop() throws Exception {
+    throttleTimer.shutdownNow();
     storage.close();
     super.doStop();
   }

@@ -12,8 +12,8 @@ import java.util.OptionalLong;
 import java.util.function.Function;
 
 /**
- * A {@link MetadataStore} that keeps the two lookups every request makes, {@link #topic(String)}
- * and {@link #credential(String)}, in bounded in-memory caches (Caffeine), so a put does no
+ * A {@link MetadataStore} that keeps the lookups every request makes, {@link #topic(String)}
+ * (with the topic's ACL and quota), {@link #credential(String)} and {@link #userQuota(String)}, in bounded in-memory caches (Caffeine), so a put does no
  * metadata I/O. Everything else goes straight to the wrapped store.
  *
  * <p>Consistency: a change made through this store (create, replace or delete of a topic,
@@ -35,9 +35,10 @@ public final class CachingMetadataStore implements MetadataStore {
   private final MetadataStore delegate;
   private final Cache<String, Optional<TopicRecord>> topics;
   private final Cache<String, Optional<Credential>> credentials;
+  private final Cache<String, Optional<RateQuota>> userQuotas;
 
   /**
-   * @param maxEntries bound of each of the two caches (topics, credentials)
+   * @param maxEntries bound of each of the caches (topics, credentials, user quotas)
    * @param ttlMs how long an entry is served after it was loaded, in ms
    * @param nanoTicker the time source of expiry, in nanoseconds (tests step it)
    */
@@ -50,6 +51,8 @@ public final class CachingMetadataStore implements MetadataStore {
     this.topics = Caffeine.newBuilder().maximumSize(maxEntries)
         .expireAfterWrite(Duration.ofMillis(ttlMs)).ticker(nanoTicker).build();
     this.credentials = Caffeine.newBuilder().maximumSize(maxEntries)
+        .expireAfterWrite(Duration.ofMillis(ttlMs)).ticker(nanoTicker).build();
+    this.userQuotas = Caffeine.newBuilder().maximumSize(maxEntries)
         .expireAfterWrite(Duration.ofMillis(ttlMs)).ticker(nanoTicker).build();
   }
 
@@ -109,6 +112,31 @@ public final class CachingMetadataStore implements MetadataStore {
   @Override
   public boolean replaceCredential(Credential expected, Credential updated) {
     return invalidating(credentials, expected.secretKeyId(), v -> delegate.replaceCredential(expected, updated));
+  }
+
+  /** Read by every put and get (the quota check): cached like topics. */
+  @Override
+  public Optional<RateQuota> userQuota(String accountId) {
+    Objects.requireNonNull(accountId, "accountId");
+    return userQuotas.get(accountId, delegate::userQuota);
+  }
+
+  @Override
+  public void putUserQuota(String accountId, RateQuota quota) {
+    invalidating(userQuotas, accountId, v -> {
+      delegate.putUserQuota(accountId, quota);
+      return null;
+    });
+  }
+
+  @Override
+  public boolean deleteUserQuota(String accountId) {
+    return invalidating(userQuotas, accountId, v -> delegate.deleteUserQuota(accountId));
+  }
+
+  @Override
+  public Map<String, RateQuota> userQuotas() {
+    return delegate.userQuotas();
   }
 
   // ---- passed through -----------------------------------------------------------------------
@@ -213,6 +241,7 @@ public final class CachingMetadataStore implements MetadataStore {
   public void close() {
     topics.invalidateAll();
     credentials.invalidateAll();
+    userQuotas.invalidateAll();
     delegate.close();
   }
 

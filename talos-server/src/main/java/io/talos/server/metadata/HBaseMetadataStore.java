@@ -58,6 +58,8 @@ import org.slf4j.LoggerFactory;
  *                                  "o/" group "/" 0000000007    {"v":1,"offset":..}
  *                                  "n/" 0000000007              {"v":1,"offset":..} (a partition log's next offset)
  * credentials   secretKeyId        "c"                          credential JSON
+ *               "~quota/" accountId "q"                          a user quota's JSON (the "~" sorts
+ *                                                                after every key id "TK...")
  * topic_deletions resource name    "d"                          {"v":1,"requestedMs":..}
  * </pre>
  * {@code topic_deletions} holds the tombstones of deleted topics whose data is not yet removed
@@ -142,6 +144,8 @@ public final class HBaseMetadataStore implements MetadataStore {
   static final byte[] COL_TOPIC = bytes("topic");
   static final byte[] COL_CREDENTIAL = bytes("c");
   static final byte[] COL_TOMBSTONE = bytes("d");
+  static final byte[] COL_USER_QUOTA = bytes("q");
+  static final String USER_QUOTA_ROW_PREFIX = "~quota/";
 
   /** How long {@link #open} waits for a table another node is creating to become available. */
   private static final long TABLE_WAIT_MS = 60_000;
@@ -425,7 +429,7 @@ public final class HBaseMetadataStore implements MetadataStore {
     String what = "replaceTopic " + name;
     TopicRecord next = new TopicRecord(name, updated.resourceName(), updated.ownerId(),
         updated.partitionCount(), updated.retentionSecs(), updated.attributes(),
-        updated.createTimestampMs(), expected.version() + 1);
+        updated.createTimestampMs(), expected.version() + 1, updated.acl(), updated.quota());
     byte[] nextBytes = bytes(MetadataCodec.encodeTopic(next));
     byte[] resource = bytes(expected.resourceName());
     try (Table names = connection.getTable(topicNamesTable);
@@ -824,6 +828,66 @@ public final class HBaseMetadataStore implements MetadataStore {
       return Arrays.equals(get(credentials, row, COL_CREDENTIAL), value);
     } catch (IOException e) {
       throw failed(what, e);
+    }
+  }
+
+  // ---- user quotas --------------------------------------------------------------------------
+  // Rows of the credentials table under USER_QUOTA_ROW_PREFIX, column "q": credentials() scans
+  // column "c" only, so it never sees them.
+
+  @Override
+  public Optional<RateQuota> userQuota(String accountId) {
+    Objects.requireNonNull(accountId, "accountId");
+    checkOpen();
+    try (Table credentials = connection.getTable(credentialsTable)) {
+      byte[] value = get(credentials, bytes(USER_QUOTA_ROW_PREFIX + accountId), COL_USER_QUOTA);
+      return value == null ? Optional.empty()
+          : Optional.of(MetadataCodec.decodeQuota("user quota " + accountId, string(value)));
+    } catch (IOException e) {
+      throw failed("userQuota " + accountId, e);
+    }
+  }
+
+  @Override
+  public Map<String, RateQuota> userQuotas() {
+    checkOpen();
+    try (Table credentials = connection.getTable(credentialsTable);
+         ResultScanner scanner = credentials.getScanner(new Scan().addColumn(FAMILY, COL_USER_QUOTA))) {
+      Map<String, RateQuota> result = new TreeMap<>();
+      for (Result r : scanner) {
+        String account = string(r.getRow()).substring(USER_QUOTA_ROW_PREFIX.length());
+        result.put(account, MetadataCodec.decodeQuota("user quota " + account,
+            string(r.getValue(FAMILY, COL_USER_QUOTA))));
+      }
+      return Collections.unmodifiableMap(result);
+    } catch (IOException e) {
+      throw failed("userQuotas", e);
+    }
+  }
+
+  @Override
+  public void putUserQuota(String accountId, RateQuota quota) {
+    Objects.requireNonNull(accountId, "accountId");
+    checkOpen();
+    try (Table credentials = connection.getTable(credentialsTable)) {
+      byte[] row = bytes(USER_QUOTA_ROW_PREFIX + accountId);
+      credentials.put(new Put(row).addColumn(FAMILY, COL_USER_QUOTA, bytes(MetadataCodec.encodeQuota(quota))));
+    } catch (IOException e) {
+      throw failed("putUserQuota " + accountId, e);
+    }
+  }
+
+  @Override
+  public boolean deleteUserQuota(String accountId) {
+    Objects.requireNonNull(accountId, "accountId");
+    checkOpen();
+    try (Table credentials = connection.getTable(credentialsTable)) {
+      byte[] row = bytes(USER_QUOTA_ROW_PREFIX + accountId);
+      if (get(credentials, row, COL_USER_QUOTA) == null) return false;
+      credentials.delete(new Delete(row).addColumns(FAMILY, COL_USER_QUOTA)); // idempotent
+      return true;
+    } catch (IOException e) {
+      throw failed("deleteUserQuota " + accountId, e);
     }
   }
 

@@ -16,7 +16,10 @@ import java.util.TreeMap;
  * <pre>
  * topic       {"v":1,"name":"t1","resourceName":"alice#t1#8f3a","ownerId":"alice",
  *              "partitionCount":8,"retentionSecs":86400,"attributes":{"k":"v"},
- *              "createTimestampMs":1700000000000,"version":3}
+ *              "createTimestampMs":1700000000000,"version":3,
+ *              "acl":{"bob":6},"quota":{...}}   (acl and quota optional: written when not empty)
+ * quota       {"v":1,"spaceBytes":-1,"putRequestsPerSec":-1,"getRequestsPerSec":-1,
+ *              "putBytesPerSec":1048576,"getBytesPerSec":-1,"topicCount":-1}   (-1: no limit)
  * worker      {"v":1,"lastRegisterMs":1700000000000}
  * lock        {"v":1,"workerId":"w-1","lastRenewMs":1700000000000}
  * offset      {"v":1,"offset":1234}
@@ -50,7 +53,41 @@ final class MetadataCodec {
     new TreeMap<>(topic.attributes()).forEach(attributes::put);
     node.put("createTimestampMs", topic.createTimestampMs());
     node.put("version", topic.version());
+    if (!topic.acl().isEmpty()) {
+      ObjectNode acl = node.putObject("acl");
+      new TreeMap<>(topic.acl()).forEach(acl::put);
+    }
+    if (!topic.quota().unlimited()) node.set("quota", quotaNode(topic.quota()));
     return write(node);
+  }
+
+  private static ObjectNode quotaNode(RateQuota q) {
+    ObjectNode node = JSON.createObjectNode();
+    node.put("spaceBytes", q.spaceBytes());
+    node.put("putRequestsPerSec", q.putRequestsPerSec());
+    node.put("getRequestsPerSec", q.getRequestsPerSec());
+    node.put("putBytesPerSec", q.putBytesPerSec());
+    node.put("getBytesPerSec", q.getBytesPerSec());
+    node.put("topicCount", q.topicCount());
+    return node;
+  }
+
+  private static RateQuota quotaOf(String what, JsonNode node, String shown) {
+    if (node == null || !node.isObject()) throw malformed(what, "field 'quota' is not an object", shown);
+    return new RateQuota(longValue(what, node, "spaceBytes", shown), longValue(what, node, "putRequestsPerSec", shown),
+        longValue(what, node, "getRequestsPerSec", shown), longValue(what, node, "putBytesPerSec", shown),
+        longValue(what, node, "getBytesPerSec", shown), longValue(what, node, "topicCount", shown));
+  }
+
+  static String encodeQuota(RateQuota quota) {
+    ObjectNode node = newValue();
+    node.setAll(quotaNode(quota));
+    return write(node);
+  }
+
+  static RateQuota decodeQuota(String what, String text) {
+    String shown = abbreviate(text);
+    return quotaOf(what, read(what, text, shown), shown);
   }
 
   static TopicRecord decodeTopic(String what, String text) {
@@ -68,11 +105,23 @@ final class MetadataCodec {
       }
       attributes.put(e.getKey(), e.getValue().textValue());
     }
+    Map<String, Integer> acl = new TreeMap<>();
+    JsonNode aclNode = node.get("acl");
+    if (aclNode != null && !aclNode.isNull()) {
+      if (!aclNode.isObject()) throw malformed(what, "field 'acl' is not an object", shown);
+      for (Iterator<Map.Entry<String, JsonNode>> it = aclNode.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        if (!e.getValue().isInt()) throw malformed(what, "acl entry '" + e.getKey() + "' is not an integer", shown);
+        acl.put(e.getKey(), e.getValue().intValue());
+      }
+    }
+    JsonNode quotaNode = node.get("quota");
+    RateQuota quota = quotaNode == null || quotaNode.isNull() ? RateQuota.UNLIMITED : quotaOf(what, quotaNode, shown);
     return new TopicRecord(text(what, node, "name", shown),
         text(what, node, "resourceName", shown), nullableText(what, node, "ownerId", shown),
         integer(what, node, "partitionCount", shown), integer(what, node, "retentionSecs", shown),
         attributes, longValue(what, node, "createTimestampMs", shown),
-        longValue(what, node, "version", shown));
+        longValue(what, node, "version", shown), acl, quota);
   }
 
   static String encodeWorker(long lastRegisterMs) {

@@ -173,6 +173,22 @@ public interface MetadataStore extends AutoCloseable {
 
   // ---- end of topic deletion tombstones and health -----------------------------------------
 
+  // ---- user quotas (own block) ----------------------------------------------------------------
+
+  /** The quota set for an account, or empty when none is (the node's defaults apply). */
+  Optional<RateQuota> userQuota(String accountId);
+
+  /** Every account with a quota, sorted by account id. */
+  Map<String, RateQuota> userQuotas();
+
+  /** Sets (or replaces) the account's quota. */
+  void putUserQuota(String accountId, RateQuota quota);
+
+  /** @return false if the account had no quota */
+  boolean deleteUserQuota(String accountId);
+
+  // ---- end of user quotas ---------------------------------------------------------------------
+
   @Override
   void close();
 }

@@ -122,6 +122,8 @@ public final class MvStoreMetadataStore implements MetadataStore {
   static final String MAP_NEXT_OFFSETS = "nextOffsets";
   /** Added without a schema version change, like nextOffsets. */
   static final String MAP_TOMBSTONES = "tombstones";
+  /** Added without a schema version change, like nextOffsets. */
+  static final String MAP_USER_QUOTAS = "userQuotas";
   static final String KEY_SCHEMA_VERSION = "schemaVersion";
 
   /** Time {@link #close()} may spend compacting the file, as H2's own database does on close. */
@@ -147,6 +149,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private MVMap<String, String> credentials;
   private MVMap<String, String> nextOffsets;
   private MVMap<String, String> tombstones;
+  private MVMap<String, String> userQuotas;
 
   /** Guards everything below and every access to the MVStore and its maps. */
   private final Object monitor = new Object();
@@ -174,6 +177,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     this.credentials = openMap(mvStore, MAP_CREDENTIALS);
     this.nextOffsets = openMap(mvStore, MAP_NEXT_OFFSETS);
     this.tombstones = openMap(mvStore, MAP_TOMBSTONES);
+    this.userQuotas = openMap(mvStore, MAP_USER_QUOTAS);
   }
 
   /**
@@ -266,7 +270,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     if (stored == null) {
       boolean empty = topics.isEmpty() && workers.isEmpty() && locks.isEmpty()
           && offsets.isEmpty() && credentials.isEmpty() && nextOffsets.isEmpty()
-          && tombstones.isEmpty();
+          && tombstones.isEmpty() && userQuotas.isEmpty();
       if (!empty) {
         throw new MetadataException("metadata store " + file + " holds data but no "
             + KEY_SCHEMA_VERSION + " entry; it was not written by Talos", null);
@@ -346,7 +350,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     String name = expected.name();
     TopicRecord next = new TopicRecord(name, updated.resourceName(), updated.ownerId(),
         updated.partitionCount(), updated.retentionSecs(), updated.attributes(),
-        updated.createTimestampMs(), expected.version() + 1);
+        updated.createTimestampMs(), expected.version() + 1, updated.acl(), updated.quota());
     String value = MetadataCodec.encodeTopic(next);
     return write("replaceTopic " + name, () -> {
       String stored = topics.get(name);
@@ -587,6 +591,42 @@ public final class MvStoreMetadataStore implements MetadataStore {
       throw new IllegalArgumentException("a credential's key id and owner never change: " + expected
           + " cannot become " + updated);
     }
+  }
+
+  // ---- user quotas --------------------------------------------------------------------------
+
+  @Override
+  public Optional<RateQuota> userQuota(String accountId) {
+    Objects.requireNonNull(accountId, "accountId");
+    return read("userQuota " + accountId, () -> {
+      String value = userQuotas.get(accountId);
+      return value == null ? Optional.empty()
+          : Optional.of(MetadataCodec.decodeQuota("user quota " + accountId, value));
+    });
+  }
+
+  @Override
+  public Map<String, RateQuota> userQuotas() {
+    return read("userQuotas", () -> {
+      Map<String, RateQuota> result = new TreeMap<>();
+      for (Map.Entry<String, String> e : userQuotas.entrySet()) {
+        result.put(e.getKey(), MetadataCodec.decodeQuota("user quota " + e.getKey(), e.getValue()));
+      }
+      return Collections.unmodifiableMap(result);
+    });
+  }
+
+  @Override
+  public void putUserQuota(String accountId, RateQuota quota) {
+    Objects.requireNonNull(accountId, "accountId");
+    String value = MetadataCodec.encodeQuota(quota);
+    write("putUserQuota " + accountId, () -> userQuotas.put(accountId, value));
+  }
+
+  @Override
+  public boolean deleteUserQuota(String accountId) {
+    Objects.requireNonNull(accountId, "accountId");
+    return write("deleteUserQuota " + accountId, () -> userQuotas.remove(accountId) != null);
   }
 
   // ---- topic deletion tombstones and health ------------------------------------------------

@@ -2,7 +2,13 @@ package io.talos.server.service;
 
 import io.talos.common.TopicNames;
 import io.talos.common.errors.TalosErrors;
+import io.talos.server.auth.Authorizer;
 import io.talos.server.frontend.RequestContext;
+import io.talos.server.metadata.Credential;
+import io.talos.server.metadata.RateQuota;
+import io.talos.thrift.GrantType;
+import io.talos.thrift.Grantee;
+import java.util.TreeMap;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.storage.PartitionLog;
@@ -49,9 +55,10 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * TopicService: create, delete, describe, list and change topics. Quotas and permissions are not
- * offered by this server yet and answer NOT_SUPPORTED (OPERATION_FAILED for SDK 2.0.2 clients)
- * saying so. Thread-safe.
+ * TopicService: create, delete, describe, list and change topics, their quotas and their
+ * permissions (ACLs, stored in the topic's record). Who may call what is checked before a call
+ * gets here, by the {@link Authorizer}. Sub-resource names are not offered and answer
+ * NOT_SUPPORTED (OPERATION_FAILED for SDK 2.0.2 clients). Thread-safe.
  */
 public final class TopicServiceHandler extends BaseServiceHandler implements TopicService.Iface {
   private final Topics topics;
@@ -62,6 +69,8 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
   private final int maxPartitions;
   private final int defaultRetentionSecs;
   private final int minRetentionSecs;
+  /** Most grants one topic's ACL holds (as many as createTopic's aclMap may carry by default). */
+  private final int maxGrants = 256;
 
   public TopicServiceHandler(Topics topics, PartitionLogs logs, TopicDeletions deletions, Clock clock,
       int maxPartitions, int defaultRetentionSecs, int minRetentionSecs) {
@@ -89,10 +98,28 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
     int retention = attr.isSetMessageRetentionSecs() ? attr.getMessageRetentionSecs() : defaultRetentionSecs;
     checkRetention(retention);
     String owner = RequestContext.current().credential().ownerId();
+    RateQuota ownerQuota = metadata.userQuota(owner).orElse(null);
+    if (ownerQuota != null && ownerQuota.topicCount() > 0) {
+      long owned = metadata.topics().stream().filter(t -> owner.equals(t.ownerId())).count();
+      if (owned >= ownerQuota.topicCount()) {
+        throw TalosErrors.of(ErrorCode.PERMISSION_DENIED_ERROR, "account '" + owner + "' owns " + owned
+            + " topics; its user quota allows " + ownerQuota.topicCount() + " (topicNumberQuota)");
+      }
+    }
+    Map<String, Integer> initialAcl = new TreeMap<>();
+    if (request.isSetAclMap()) {
+      for (Map.Entry<Grantee, Permission> e : request.getAclMap().entrySet()) {
+        String account = grantee(e.getKey());
+        if (e.getValue() == null) throw TalosErrors.invalidParams("aclMap has a permission that is not an SDK level");
+        if (!account.equals(owner) && e.getValue() != Permission.NONE) initialAcl.put(account, e.getValue().getValue());
+      }
+    }
+    RateQuota initialQuota = request.isSetTopicQuota() ? Quotas.fromWire(request.getTopicQuota(), null)
+        : RateQuota.UNLIMITED;
     String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
     TopicRecord record = new TopicRecord(name, TopicNames.resourceName(owner, name, suffix), owner,
         attr.getPartitionNumber(), retention, attr.isSetAttributes() ? attr.getAttributes() : Map.of(),
-        clock.millis(), 0);
+        clock.millis(), 0, initialAcl, initialQuota);
     if (!metadata.createTopic(record)) {
       throw TalosErrors.of(ErrorCode.TOPIC_EXIST, "topic '" + name + "' already exists");
     }
@@ -191,15 +218,18 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
     }
     TopicState state = new TopicState(topic.createTimestampMs(), TopicStatus.ACTIVE, messages, bytes, states)
         .setTotalMessageNumber(messages).setTotalMessageBytes(bytes);
-    Map<String, Integer> acl = new HashMap<>();
-    acl.put(topic.ownerId(), Permission.FULL_CONTROL.getValue());
-    return new DescribeTopicResponse(topicInfo(topic), topicAttribute(topic), state, unlimitedQuota(), acl);
+    return new DescribeTopicResponse(topicInfo(topic), topicAttribute(topic), state,
+        topic.quota().unlimited() ? unlimitedQuota() : Quotas.toWire(topic.quota()), aclOf(topic));
   }
 
   @Override
   public ListTopicsResponse listTopics() {
     List<TopicInfo> infos = new ArrayList<>();
-    for (TopicRecord t : metadata.topics()) infos.add(topicInfo(t));
+    Credential caller = RequestContext.current().credential();
+    for (TopicRecord t : metadata.topics()) {
+      // Only the topics the caller holds some permission on.
+      if (Authorizer.permissionOn(caller, t) != 0) infos.add(topicInfo(t));
+    }
     return new ListTopicsResponse(infos);
   }
 
@@ -235,42 +265,131 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
         .setPutMessageBytesQpsQuota(-1).setGetMessageBytesQpsQuota(-1);
   }
 
-  // ---- not offered yet ----------------------------------------------------------------------
+  // ---- topic quotas -------------------------------------------------------------------------
+  // The Authorizer has checked CHANGE_TOPIC (set, delete) or DESCRIBE_TOPIC (query).
 
   @Override
   public void setTopicQuota(SetTopicQuotaRequest request) throws GalaxyTalosException {
-    throw notSupported("topic quotas");
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    RateQuota quota = Quotas.fromWire(request.getTopicQuota(), null);
+    update(request.getTopicResourceName(), t -> t.withQuota(quota));
   }
 
   @Override
   public QueryTopicQuotaResponse queryTopicQuota(QueryTopicQuotaRequest request) throws GalaxyTalosException {
-    throw notSupported("topic quotas");
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    TopicRecord topic = topics.byResourceName(request.getTopicResourceName());
+    if (topic.quota().unlimited()) {
+      throw TalosErrors.of(ErrorCode.QUOTA_NOT_EXIST, "topic '" + topic.name() + "' has no quota; only the"
+          + " node's per-partition limits apply");
+    }
+    return new QueryTopicQuotaResponse(Quotas.toWire(topic.quota()));
   }
 
   @Override
   public void deleteTopicQuota(DeleteTopicQuotaRequest request) throws GalaxyTalosException {
-    throw notSupported("topic quotas");
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    TopicRecord topic = topics.byResourceName(request.getTopicResourceName());
+    if (topic.quota().unlimited()) {
+      throw TalosErrors.of(ErrorCode.QUOTA_NOT_EXIST, "topic '" + topic.name() + "' has no quota");
+    }
+    update(request.getTopicResourceName(), t -> t.withQuota(RateQuota.UNLIMITED));
   }
+
+  // ---- permissions --------------------------------------------------------------------------
+  // The Authorizer has checked CHANGE_PERMISSION (set, revoke) or DESCRIBE_TOPIC (list, get).
 
   @Override
   public void setPermission(SetPermissionRequest request) throws GalaxyTalosException {
-    throw notSupported("permission management");
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    String account = grantee(request.getGrant());
+    Permission level = request.getPermission();
+    if (level == null || level == Permission.NONE) {
+      // As the SDK's TalosAdmin checks (permission > 0): taking a grant away is revokePermission.
+      throw TalosErrors.invalidParams("permission must be one of the SDK's levels above NONE "
+          + java.util.Arrays.toString(Permission.values()) + "; use revokePermission to remove a grant");
+    }
+    update(request.getTopicResourceName(), t -> {
+      if (account.equals(t.ownerId())) {
+        throw TalosErrors.invalidParams("account '" + account + "' owns topic '" + t.name()
+            + "' and always holds every permission on it");
+      }
+      Map<String, Integer> acl = new TreeMap<>(t.acl());
+      acl.put(account, level.getValue());
+      if (acl.size() > maxGrants) {
+        throw TalosErrors.invalidParams("topic '" + t.name() + "' has " + t.acl().size() + " grants; at most "
+            + maxGrants + " grants per topic");
+      }
+      return t.withAcl(acl);
+    });
   }
 
   @Override
   public void revokePermission(RevokePermissionRequest request) throws GalaxyTalosException {
-    throw notSupported("permission management");
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    String account = grantee(request.getGrant());
+    update(request.getTopicResourceName(), t -> {
+      Map<String, Integer> acl = new TreeMap<>(t.acl());
+      acl.remove(account); // revoking what was not granted changes nothing and is not an error
+      return t.withAcl(acl);
+    });
   }
 
   @Override
   public ListPermissionResponse listPermission(ListPermissionRequest request) throws GalaxyTalosException {
-    throw notSupported("permission management");
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    return new ListPermissionResponse(aclOf(topics.byResourceName(request.getTopicResourceName())));
   }
 
   @Override
   public GetPermissionResponse getPermission(GetPermissionRequest request) throws GalaxyTalosException {
-    throw notSupported("permission management");
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    String account = grantee(request.getGrant());
+    TopicRecord topic = topics.byResourceName(request.getTopicResourceName());
+    int level = account.equals(topic.ownerId()) ? Permission.ADMIN.getValue()
+        : topic.acl().getOrDefault(account, Permission.NONE.getValue());
+    return new GetPermissionResponse(level);
   }
+
+  /** The owner (ADMIN) and every grant, as describeTopic and listPermission answer it. */
+  private static Map<String, Integer> aclOf(TopicRecord topic) {
+    Map<String, Integer> acl = new TreeMap<>(topic.acl());
+    if (topic.ownerId() != null) acl.put(topic.ownerId(), Permission.ADMIN.getValue());
+    return acl;
+  }
+
+  /** The account a grantee names: type DEVELOPER (or unset) and an account id. */
+  private static String grantee(Grantee grant) throws GalaxyTalosException {
+    if (grant == null) throw TalosErrors.invalidParams("grant is missing");
+    if (grant.isSetType() && grant.getType() != GrantType.DEVELOPER) {
+      throw TalosErrors.invalidParams("grantee type " + grant.getType() + " is not supported; grant to an account"
+          + " with type DEVELOPER and its account id as identifier");
+    }
+    String account = grant.getIdentifier();
+    if (account == null || !CredentialServiceHandler.ACCOUNT_ID.matcher(account).matches()) {
+      throw TalosErrors.invalidParams("grantee identifier '" + account + "' is not an account id (1..64"
+          + " characters of A-Z a-z 0-9 . _ -)");
+    }
+    return account;
+  }
+
+  private interface Change {
+    TopicRecord apply(TopicRecord current) throws GalaxyTalosException;
+  }
+
+  /** Compare-and-set of the topic's record, retried on a concurrent change. */
+  private void update(TopicTalosResourceName trn, Change change) throws GalaxyTalosException {
+    for (int attempt = 0; ; attempt++) {
+      TopicRecord current = topics.byResourceName(trn);
+      if (metadata.replaceTopic(current, change.apply(current))) return;
+      if (attempt >= 10) {
+        throw TalosErrors.of(ErrorCode.OPERATION_FAILED, "topic '" + current.name()
+            + "' is being changed concurrently; retry");
+      }
+    }
+  }
+
+  // ---- not offered yet ----------------------------------------------------------------------
 
   @Override
   public void addSubResourceName(AddSubResourceNameRequest request) throws GalaxyTalosException {

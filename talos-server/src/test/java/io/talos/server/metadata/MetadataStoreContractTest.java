@@ -122,6 +122,45 @@ public abstract class MetadataStoreContractTest {
   }
 
   @Test
+  void aclAndQuotaOfATopicAreStoredByCreateAndReplaceAndAStaleGrantLoses() {
+    RateQuota quota = new RateQuota(-1, 10, -1, 1_048_576, 2_097_152, -1);
+    TopicRecord v0 = topic("acl", "s1").withAcl(Map.of("bob", 6)).withQuota(quota);
+    assertTrue(store.createTopic(v0));
+    TopicRecord stored = store.topic("acl").orElseThrow();
+    assertEquals(Map.of("bob", 6), stored.acl());
+    assertEquals(quota, stored.quota());
+
+    // A grant and a quota removal by compare-and-set; a stale writer loses and changes nothing.
+    assertTrue(store.replaceTopic(stored, stored.withAcl(Map.of("bob", 6, "carol", 1)).withQuota(RateQuota.UNLIMITED)));
+    assertFalse(store.replaceTopic(stored, stored.withAcl(Map.of())));
+    TopicRecord v1 = store.topic("acl").orElseThrow();
+    assertEquals(Map.of("bob", 6, "carol", 1), v1.acl());
+    assertTrue(v1.quota().unlimited());
+    // Other changes keep the grants.
+    assertTrue(store.replaceTopic(v1, v1.withPartitionCount(4)));
+    assertEquals(Map.of("bob", 6, "carol", 1), store.topic("acl").orElseThrow().acl());
+    assertEquals(Map.of("bob", 6, "carol", 1), store.topics().get(0).acl());
+  }
+
+  @Test
+  void userQuotasArePutListedReplacedAndDeleted() {
+    RateQuota a = new RateQuota(-1, -1, -1, 1000, -1, 5);
+    RateQuota b = new RateQuota(100, 1, 2, 3, 4, -1);
+    assertTrue(store.userQuota("alice").isEmpty());
+    store.putUserQuota("alice", a);
+    store.putUserQuota("bob", b);
+    assertEquals(a, store.userQuota("alice").orElseThrow());
+    assertEquals(Map.of("alice", a, "bob", b), store.userQuotas());
+    store.putUserQuota("alice", b);
+    assertEquals(b, store.userQuota("alice").orElseThrow());
+    assertTrue(store.deleteUserQuota("alice"));
+    assertFalse(store.deleteUserQuota("alice"));
+    assertEquals(Map.of("bob", b), store.userQuotas());
+    // Quotas are not credentials.
+    assertTrue(store.credentials().isEmpty());
+  }
+
+  @Test
   void replaceTopicSucceedsOnTheStoredVersionAndIncrementsIt() {
     TopicRecord v0 = topic("orders", "s1");
     assertTrue(store.createTopic(v0));
