@@ -9,6 +9,7 @@ import io.talos.client.producer.DeliveryTimeoutException;
 import io.talos.client.producer.ProducerClosedException;
 import io.talos.client.producer.ProducerConfig;
 import io.talos.client.producer.RecordMetadata;
+import io.talos.thrift.ErrorCode;
 import io.talos.thrift.InitProducerIdRequest;
 import io.talos.thrift.InitProducerIdResponse;
 import io.talos.thrift.MessageBlock;
@@ -48,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * batch that fails for good after it got a sequence may or may not be stored, which leaves a
  * gap the server would refuse (OUT_OF_ORDER_SEQUENCE): the sender then drops its producer id,
  * and the next batches start over under a new one. A server without {@code initProducerId}
- * (older version) gets plain puts, with a warning.
+ * (older version: unknown method, or NOT_SUPPORTED) gets plain puts, with a warning.
  *
  * <p>Thread-safe: {@link #runOnce} runs on one thread at a time; {@link #send} on the I/O
  * threads, one per batch.
@@ -216,8 +217,8 @@ public final class Sender implements Runnable {
         try {
           r = rpc.message(c -> c.initProducerId(new InitProducerIdRequest().setClientId(clientId)));
         } catch (TalosException e) {
-          if (e.getCause() instanceof TApplicationException ae
-              && ae.getType() == TApplicationException.UNKNOWN_METHOD) {
+          if (e.errorCode() == ErrorCode.NOT_SUPPORTED || (e.getCause() instanceof TApplicationException ae
+              && ae.getType() == TApplicationException.UNKNOWN_METHOD)) {
             LOG.warn("the server does not offer idempotent produce (no initProducerId); topic '{}' is"
                 + " produced to at least once", topic.topicName());
             idempotenceUnsupported = true;
