@@ -62,6 +62,12 @@ import org.slf4j.LoggerFactory;
  * operator resets it ({@link #open(FileSystem, Path, LogConfig, Clock, TailCache, NextOffsetStore,
  * String, int, boolean) reset}), and it then continues at the recorded offset.
  *
+ * <p><b>Idempotent produce.</b> {@link #appendPuts} checks each put that carries a producer id
+ * against the log's {@link ProducerState} under the append lock: a repeat of a stored put is
+ * answered with its stored offsets and not written, an out-of-order one is refused. Such puts are
+ * written as record format version 2 (producer id and sequence in every record), and opening the
+ * log rebuilds the state from them.
+ *
  * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
  * Reads take no part in it and run concurrently with appends: they see every record below the end
  * offset they read first (volatile), which is published after the records' bytes, index entries
