@@ -50,6 +50,12 @@ enum ErrorCode {
   NOT_SUPPORTED = 34,
   /* The request's deadline passed before the server could serve it. */
   REQUEST_PROCESS_TIMEOUT = 35,
+  /*
+   * An idempotent put's producer sequence is neither the next one expected for its producer and
+   * partition nor one of the recent ones the server remembers: puts are missing in between (or
+   * the put is a very old repeat). Sending it again cannot succeed.
+   */
+  OUT_OF_ORDER_SEQUENCE = 36,
 }
 
 exception GalaxyTalosException {

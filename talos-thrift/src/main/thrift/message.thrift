@@ -72,12 +72,33 @@ struct PutMessageRequest {
   4: required string sequenceId,
   /* Extension: the client's deadline, epoch ms. Absent from SDK 2.0.2 requests. */
   5: optional i64 timeoutTimestamp,
+  /*
+   * Extension, idempotent produce: the id initProducerId handed out. With producerSequence set,
+   * the server stores the put at most once: a repeat of a put it already stored is answered with
+   * the offsets of the first time, nothing is written. Absent from SDK 2.0.2 requests.
+   */
+  6: optional i64 producerId,
+  /* Extension: the put's number among this producer's puts to this partition: 0, 1, 2, ... */
+  7: optional i32 producerSequence,
 }
 
 struct PutMessageResponse {
   1: required string sequenceId,
   /* Extension: the offset assigned to the first message of the request. */
   2: optional i64 startMessageOffset,
+  /* Extension: true when the put was a repeat of a stored one; the offsets are the stored ones. */
+  3: optional bool duplicate,
+}
+
+/* Extension (idempotent produce): asks for a producer id. */
+struct InitProducerIdRequest {
+  /* informational, for the server's log */
+  1: optional string clientId,
+}
+
+struct InitProducerIdResponse {
+  /* positive, unique to this producer; used in PutMessageRequest.producerId */
+  1: required i64 producerId,
 }
 
 struct GetMessageRequest {

@@ -45,6 +45,8 @@ service MessageService extends TalosBaseService {
   message.GetTopicOffsetResponse getTopicOffset(1: message.GetTopicOffsetRequest request) throws (1: common.GalaxyTalosException e),
   message.GetPartitionOffsetResponse getPartitionOffset(1: message.GetPartitionOffsetRequest request) throws (1: common.GalaxyTalosException e),
   message.GetPartitionsOffsetResponse getPartitionsOffset(1: message.GetPartitionsOffsetRequest request) throws (1: common.GalaxyTalosException e),
+  /* Talos extension: a producer id for idempotent puts (see PutMessageRequest.producerId). */
+  message.InitProducerIdResponse initProducerId(1: message.InitProducerIdRequest request) throws (1: common.GalaxyTalosException e),
 }
 
 /*

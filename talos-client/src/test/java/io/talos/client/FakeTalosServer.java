@@ -316,6 +316,13 @@ public final class FakeTalosServer implements AutoCloseable {
       return new ListTopicsResponse(infos);
     }
 
+    private final java.util.concurrent.atomic.AtomicLong producerIds = new java.util.concurrent.atomic.AtomicLong();
+
+    /** Idempotent produce: ids 1, 2, 3, ...; the fake's puts ignore producer id and sequence. */
+    public io.talos.thrift.InitProducerIdResponse initProducerId(io.talos.thrift.InitProducerIdRequest r) {
+      return new io.talos.thrift.InitProducerIdResponse(producerIds.incrementAndGet());
+    }
+
     public PutMessageResponse putMessage(PutMessageRequest r) throws GalaxyTalosException {
       List<MessageBlock> blocks = partitionOf(r.getTopicAndPartition());
       long first;

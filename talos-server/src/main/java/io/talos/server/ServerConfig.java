@@ -70,6 +70,8 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_TAIL_CACHE_BYTES = "storage.tail.cache.bytes";
   public static final String STORAGE_LEASE_RECOVERY_TIMEOUT_MS = "storage.lease.recovery.timeout.ms";
   public static final String STORAGE_READER_REFRESH_INTERVAL_MS = "storage.reader.refresh.interval.ms";
+  public static final String STORAGE_PRODUCERS_PER_PARTITION_MAX = "storage.idempotence.producers.per.partition.max";
+  public static final String STORAGE_PRODUCER_EXPIRY_MS = "storage.idempotence.producer.expiry.ms";
   public static final String STORAGE_ORPHAN_DATA_ACCEPT = "storage.orphan.data.accept";
   public static final String STORAGE_TOPIC_DELETION_CHECK_INTERVAL_MS = "storage.topic.deletion.check.interval.ms";
   public static final String STORAGE_OPEN_LOGS_MAX = "storage.open.logs.max";
@@ -232,6 +234,10 @@ public final class ServerConfig extends TalosConfig {
           "Bytes of recently appended data kept in memory (shared by all partitions, oldest appends evicted first) so that consumers near the tail do not read the file system; 0 disables it.")
       .define(STORAGE_LEASE_RECOVERY_TIMEOUT_MS, Type.LONG, 60_000L, Validator.atLeast(0),
           "HDFS: how long opening a partition waits for the lease of a segment left open by a crashed or previous owner to be recovered, in ms.")
+      .define(STORAGE_PRODUCERS_PER_PARTITION_MAX, Type.INT, 1000, Validator.between(1, 1_000_000),
+          "Idempotent produce: producers whose recent puts (the last 5, about 100 bytes) each partition remembers to answer repeats; when full, the producer whose last put is oldest is forgotten (its repeats are then stored again).")
+      .define(STORAGE_PRODUCER_EXPIRY_MS, Type.LONG, 900_000L, Validator.between(1000, 7L * 24 * 3_600_000L),
+          "Idempotent produce: a producer without a put to a partition for this long (append time) is forgotten there, in ms. Must exceed the producers' delivery timeout (retries of a put). Opening a partition reads back this much of its newest data to rebuild the producer state.")
       .define(STORAGE_READER_REFRESH_INTERVAL_MS, Type.LONG, 500L, Validator.between(0, 3_600_000L),
           "Reads of a partition this server does not write use a read-only view (never claims the partition or recovers a lease); a read beyond what the view knows lists the partition directory again at most this often, in ms: new messages of another server's writer show up after at most this long.")
       .define(STORAGE_ORPHAN_DATA_ACCEPT, Type.BOOLEAN, false, null,

@@ -437,6 +437,8 @@ public final class TalosServer implements AutoCloseable {
         .maxBlockBytes((int) config.getLong(ServerConfig.REQUEST_MAX_BYTES))
         .leaseRecoveryTimeoutMs(config.getLong(ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS))
         .readerRefreshMs(config.getLong(ServerConfig.STORAGE_READER_REFRESH_INTERVAL_MS))
+        .producerStateMaxProducers(config.getInt(ServerConfig.STORAGE_PRODUCERS_PER_PARTITION_MAX))
+        .producerStateExpiryMs(config.getLong(ServerConfig.STORAGE_PRODUCER_EXPIRY_MS))
         .build();
     fs.mkdirs(new Path(root)); // exists from the start: /ops/health probes it
     PartitionLogs.Limits limits = new PartitionLogs.Limits(config.getInt(ServerConfig.STORAGE_OPEN_LOGS_MAX),

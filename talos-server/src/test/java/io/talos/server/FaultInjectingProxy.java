@@ -37,7 +37,11 @@ import org.apache.thrift.transport.TMemoryInputTransport;
  * (signatures do not cover the host). Thread-safe; loopback only.
  */
 public final class FaultInjectingProxy implements AutoCloseable {
-  public enum Fault { NONE, HTTP_503, PARTITION_NOT_SERVING }
+  /**
+   * NONE forwards; HTTP_503 and PARTITION_NOT_SERVING answer without forwarding; LOST_ANSWER
+   * forwards the put (the server stores it) and then answers 503, as if the answer was lost.
+   */
+  public enum Fault { NONE, HTTP_503, PARTITION_NOT_SERVING, LOST_ANSWER }
 
   private static final Set<String> UNFORWARDED = Set.of("host", "content-length", "connection",
       "expect", "upgrade", "transfer-encoding");
@@ -125,6 +129,12 @@ public final class FaultInjectingProxy implements AutoCloseable {
         putsReceived.incrementAndGet();
         Fault fault = nextPutFaults.poll();
         if (fault == null) fault = everyPut;
+        if (fault == Fault.LOST_ANSWER) {
+          putsFailed.incrementAndGet();
+          forward(null, exchange, body);
+          answerFault(exchange, body, Fault.HTTP_503);
+          return;
+        }
         if (fault != Fault.NONE) {
           putsFailed.incrementAndGet();
           answerFault(exchange, body, fault);
@@ -148,6 +158,11 @@ public final class FaultInjectingProxy implements AutoCloseable {
   }
 
   private void forward(HttpExchange exchange, byte[] body) throws IOException {
+    forward(exchange, exchange, body);
+  }
+
+  /** Forwards the request of {@code exchange}; answers on {@code to} unless it is null (the answer is dropped). */
+  private void forward(HttpExchange to, HttpExchange exchange, byte[] body) throws IOException {
     URI uri = URI.create(target.toString().replaceAll("/$", "") + exchange.getRequestURI().getRawPath()
         + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery()));
     HttpRequest.Builder request = HttpRequest.newBuilder(uri)
@@ -163,6 +178,7 @@ public final class FaultInjectingProxy implements AutoCloseable {
       Thread.currentThread().interrupt();
       return;
     }
+    if (to == null) return;
     response.headers().map().forEach((name, values) -> {
       String lower = name.toLowerCase(Locale.ROOT);
       if (lower.equals("content-type") || lower.startsWith("x-xiaomi")) {

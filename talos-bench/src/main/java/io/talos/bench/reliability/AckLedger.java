@@ -33,6 +33,56 @@ final class AckLedger {
     return b.getLong() == partition ? b.getLong() : -1;
   }
 
+  private final Map<Integer, java.util.TreeSet<Long>> ackedSeqs = new HashMap<>();
+
+  /**
+   * Records that {@code seq} of {@code partition} was acknowledged without an offset (the
+   * official SDK's answer carries none); checked by {@link #verifyBySeq}.
+   */
+  synchronized void ackSeq(int partition, long seq) {
+    acknowledged++;
+    ackedSeqs.computeIfAbsent(partition, p -> new java.util.TreeSet<>()).add(seq);
+  }
+
+  /**
+   * Checks a read-back against acknowledgements without offsets: each acknowledged message must be
+   * read once, in producing order.
+   */
+  synchronized Check verifyBySeq(int partition, List<Read> reads) {
+    java.util.TreeSet<Long> expected = ackedSeqs.getOrDefault(partition, new java.util.TreeSet<>());
+    Map<Long, Integer> timesSeen = new HashMap<>();
+    long reordered = 0, max = -1;
+    for (Read r : reads) {
+      if (r.seq() < 0) continue;
+      timesSeen.merge(r.seq(), 1, Integer::sum);
+      if (expected.contains(r.seq())) {
+        if (r.seq() < max) reordered++;
+        max = Math.max(max, r.seq());
+      }
+    }
+    long readBack = 0, lost = 0, duplicated = 0;
+    for (long seq : expected) {
+      int n = timesSeen.getOrDefault(seq, 0);
+      if (n == 0) {
+        lost++;
+      } else {
+        readBack++;
+        if (n > 1) duplicated++;
+      }
+    }
+    return new Check(expected.size(), readBack, lost, duplicated, reordered, 0);
+  }
+
+  /** Payloads of {@code partition} read more than once, acknowledged or not. */
+  static long storedTwice(List<Read> reads) {
+    Map<Long, Integer> timesSeen = new HashMap<>();
+    long twice = 0;
+    for (Read r : reads) {
+      if (r.seq() >= 0 && timesSeen.merge(r.seq(), 1, Integer::sum) == 2) twice++;
+    }
+    return twice;
+  }
+
   /** Records that {@code seq} of {@code partition} was acknowledged at {@code offset}. */
   synchronized void ack(int partition, long offset, long seq) {
     acknowledged++;

@@ -98,16 +98,23 @@ public final class ReliabilityMain {
     @Option(names = "--max-run-ms", description = "Most produce time before a kill (default: ${DEFAULT-VALUE}).")
     long maxRunMs = 2000;
 
+    @Option(names = "--producers", split = ",", description = "simple (our SimpleProducer), talos (our async"
+        + " idempotent TalosProducer, retrying through the kills), sdk (the official SDK 2.0.2's SimpleProducer);"
+        + " each runs every variant (default: ${DEFAULT-VALUE}).")
+    List<String> producers = new ArrayList<>(List.of("simple", "talos", "sdk"));
+
     @Override
     List<Tally> run(Path work, Progress progress) throws Exception {
       List<Tally> result = new ArrayList<>();
-      for (String v : variants) {
-        String storage = v.startsWith("local") ? "local" : v;
-        String durability = v.endsWith("-sync") ? "sync" : "flush";
-        Tally t = new CrashCycles(new CrashCycles.Options(storage, durability, cycles, partitions, minRunMs, maxRunMs,
-            seed, serverJvm), work.resolve(v), progress).run();
-        progress.note(t.row());
-        result.add(t);
+      for (String producer : producers) {
+        for (String v : variants) {
+          String storage = v.startsWith("local") ? "local" : v;
+          String durability = v.endsWith("-sync") ? "sync" : "flush";
+          Tally t = new CrashCycles(new CrashCycles.Options(storage, durability, cycles, partitions, minRunMs,
+              maxRunMs, seed, serverJvm, producer), work.resolve(producer + "-" + v), progress).run();
+          progress.note(t.row());
+          result.add(t);
+        }
       }
       return result;
     }

@@ -27,6 +27,8 @@ final class ServerProcess implements AutoCloseable {
   private String endpoint;
   private Path log;
   private int starts;
+  /** The HTTP port every start uses; 0: a free one each time. */
+  private int port;
 
   ServerProcess(Path dataDir, Map<String, String> props, String jvmOptions) {
     this.dataDir = dataDir;
@@ -45,7 +47,7 @@ final class ServerProcess implements AutoCloseable {
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add("io.talos.server.TalosServerMain");
-    cmd.addAll(List.of("--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir.toString()));
+    cmd.addAll(List.of("--port", Integer.toString(port), "--host", "127.0.0.1", "--data-dir", dataDir.toString()));
     cmd.add("-Dserver.ops.port=0"); // the ops listener too: several servers may run on this machine
     props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
     log = dataDir.resolveSibling("server-" + (++starts) + ".log");
@@ -70,6 +72,16 @@ final class ServerProcess implements AutoCloseable {
     }
     kill();
     throw new IOException("server not ready after " + timeoutMs + " ms; see " + log);
+  }
+
+  /**
+   * Makes every later start listen on one port, picked free now, so that a client made once
+   * reaches the server across restarts.
+   */
+  void fixPort() throws IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
   }
 
   /** SIGKILL (no shutdown hook, no flush, no close) and wait until it is gone. */

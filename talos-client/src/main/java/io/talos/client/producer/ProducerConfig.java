@@ -32,6 +32,7 @@ public final class ProducerConfig {
   public static final String MAX_BLOCK_MS = "max.block.ms";
   public static final String DELIVERY_TIMEOUT_MS = "delivery.timeout.ms";
   public static final String RETRIES = "retries";
+  public static final String ENABLE_IDEMPOTENCE = "enable.idempotence";
   public static final String RETRY_BACKOFF_MS = "retry.backoff.ms";
   public static final String RETRY_BACKOFF_MAX_MS = "retry.backoff.max.ms";
   public static final String MAX_IN_FLIGHT_REQUESTS = "max.in.flight.requests";
@@ -76,6 +77,10 @@ public final class ProducerConfig {
       .define(RETRIES, Type.INT, Integer.MAX_VALUE, Validator.atLeast(0),
           "Most times a batch is sent again after a retriable error (delivery.timeout.ms"
               + " usually ends retrying first).")
+      .define(ENABLE_IDEMPOTENCE, Type.BOOLEAN, true, null,
+          "Idempotent produce: the producer gets a producer id from the server and numbers its"
+              + " batches per partition, so a batch sent again after a lost answer is stored once"
+              + " and answered with its first offsets. false sends plain puts (at least once).")
       .define(RETRY_BACKOFF_MS, Type.LONG, 100L, Validator.between(1, 600_000),
           "Wait before the first retry of a batch; doubles with each further retry.")
       .define(RETRY_BACKOFF_MAX_MS, Type.LONG, 1_000L, Validator.between(1, 600_000),
@@ -154,6 +159,10 @@ public final class ProducerConfig {
 
   public int retries() {
     return (Integer) values.get(RETRIES);
+  }
+
+  public boolean enableIdempotence() {
+    return (Boolean) values.get(ENABLE_IDEMPOTENCE);
   }
 
   public long retryBackoffMs() {
@@ -268,6 +277,10 @@ public final class ProducerConfig {
 
     public Builder retries(int retries) {
       return set(RETRIES, retries);
+    }
+
+    public Builder enableIdempotence(boolean enable) {
+      return set(ENABLE_IDEMPOTENCE, enable);
     }
 
     public Builder retryBackoffMs(long ms) {

@@ -40,6 +40,7 @@ public final class ErrorCodes {
       case INVALID_REQUEST_PARAMS: return ErrorCode.INVALID_TOPIC_PARAMS;
       case NOT_SUPPORTED: return ErrorCode.OPERATION_FAILED;
       case REQUEST_PROCESS_TIMEOUT: return ErrorCode.OPERATION_FAILED;
+      case OUT_OF_ORDER_SEQUENCE: return ErrorCode.INVALID_TOPIC_PARAMS;
       default: return ErrorCode.UNEXPECTED_ERROR;
     }
   }

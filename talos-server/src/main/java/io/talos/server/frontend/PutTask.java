@@ -94,9 +94,16 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
         }
       }
       try {
-        long[] firsts = handler.appendAll(log, groupPuts);
+        PartitionLog.PutResult[] results = handler.appendAll(log, groupPuts);
         for (int i = 0; i < group.size(); i++) {
-          group.get(i).succeed(groupPuts.get(i).response(firsts[i]));
+          io.talos.thrift.PutMessageResponse response;
+          try {
+            response = groupPuts.get(i).response(results[i]);
+          } catch (GalaxyTalosException refused) { // out of order: this put alone
+            group.get(i).fail(refused);
+            continue;
+          }
+          group.get(i).succeed(response);
         }
       } catch (Throwable e) {
         for (PutTask t : group) t.fail(e);

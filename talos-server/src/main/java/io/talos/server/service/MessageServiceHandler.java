@@ -22,6 +22,8 @@ import io.talos.thrift.GetPartitionsOffsetRequest;
 import io.talos.thrift.GetPartitionsOffsetResponse;
 import io.talos.thrift.GetTopicOffsetRequest;
 import io.talos.thrift.GetTopicOffsetResponse;
+import io.talos.thrift.InitProducerIdRequest;
+import io.talos.thrift.InitProducerIdResponse;
 import io.talos.thrift.MessageBlock;
 import io.talos.thrift.MessageCompressionType;
 import io.talos.thrift.MessageOffset;
@@ -34,6 +36,7 @@ import io.talos.server.ops.PartitionMeters;
 import io.talos.server.storage.StorageFailureLog;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,6 +65,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   private final int maxGetBytes;
   private final PartitionMeters meters;
   private final StorageFailureLog failures;
+  private final SecureRandom producerIds = new SecureRandom();
 
   public MessageServiceHandler(Topics topics, PartitionLogs logs, Clock clock, MessageBlockValidator validator,
       int maxGetMessages, int maxGetBytes) {
@@ -91,13 +95,51 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   }
 
   /**
+   * Idempotent produce: hands out a producer id. The id is random (63 bits from a {@link
+   * SecureRandom}), so servers need not coordinate and nothing is stored: a collision between
+   * two live producers of one partition is as likely as guessing a 63-bit number.
+   */
+  @Override
+  public InitProducerIdResponse initProducerId(InitProducerIdRequest request) throws GalaxyTalosException {
+    long id;
+    do {
+      id = producerIds.nextLong() & Long.MAX_VALUE;
+    } while (id == 0);
+    return new InitProducerIdResponse(id);
+  }
+
+  /**
    * A validated put, ready to append: its partition log, its blocks and the response to send.
    * Nothing has been written.
+   *
+   * @param producerId the idempotent producer's id, or {@link PartitionLog#NO_PRODUCER}
+   * @param producerSequence the put's sequence for that producer and partition
    */
   public record PreparedPut(TopicRecord topic, int partitionId, PartitionLog log, List<BlockToAppend> blocks,
-      String sequenceId) {
+      String sequenceId, long producerId, int producerSequence) {
+    public PreparedPut(TopicRecord topic, int partitionId, PartitionLog log, List<BlockToAppend> blocks,
+        String sequenceId) {
+      this(topic, partitionId, log, blocks, sequenceId, PartitionLog.NO_PRODUCER, -1);
+    }
+
     public PutMessageResponse response(long firstOffset) {
       return new PutMessageResponse(sequenceId).setStartMessageOffset(firstOffset);
+    }
+
+    /**
+     * The answer for what the log did with this put.
+     *
+     * @throws GalaxyTalosException OUT_OF_ORDER_SEQUENCE if the log refused it
+     */
+    public PutMessageResponse response(PartitionLog.PutResult result) throws GalaxyTalosException {
+      if (result.outOfOrder() != null) {
+        throw TalosErrors.of(ErrorCode.OUT_OF_ORDER_SEQUENCE, "put to partition " + partitionId + " of topic '"
+            + topic.name() + "' refused: " + result.outOfOrder() + ". Not retriable: the producer must start"
+            + " again with a new producer id");
+      }
+      PutMessageResponse r = response(result.firstOffset());
+      if (result.duplicate()) r.setDuplicate(true);
+      return r;
     }
   }
 
@@ -134,31 +176,51 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       throw TalosErrors.invalidParams("messageNumber " + request.getMessageNumber()
           + " differs from the " + total + " messages the blocks hold");
     }
+    if (request.isSetProducerId() != request.isSetProducerSequence()) {
+      throw TalosErrors.invalidParams("producerId and producerSequence go together (idempotent put) or are both"
+          + " absent; got only " + (request.isSetProducerId() ? "producerId" : "producerSequence"));
+    }
+    long producerId = PartitionLog.NO_PRODUCER;
+    int producerSequence = -1;
+    if (request.isSetProducerId()) {
+      if (request.getProducerId() <= 0) {
+        throw TalosErrors.invalidParams("producerId " + request.getProducerId()
+            + " is invalid; use the positive id initProducerId returned");
+      }
+      if (request.getProducerSequence() < 0) {
+        throw TalosErrors.invalidParams("producerSequence " + request.getProducerSequence() + " is invalid; must be >= 0");
+      }
+      producerId = request.getProducerId();
+      producerSequence = request.getProducerSequence();
+    }
     int partition = request.getTopicAndPartition().getPartitionId();
     return new PreparedPut(topic, partition, log(topic, partition), toAppend,
-        request.getSequenceId() == null ? "" : request.getSequenceId());
+        request.getSequenceId() == null ? "" : request.getSequenceId(), producerId, producerSequence);
   }
 
   /**
    * Appends several prepared puts of one partition log in one write and one flush (group
-   * commit), in the given order.
+   * commit), in the given order. An idempotent put that repeats a stored one is not written again
+   * and gets the stored offsets; one whose sequence is out of order is refused alone.
    *
-   * @return the first offset of each put, in the same order
+   * @return what became of each put, in the same order (turn each into its answer with {@link
+   *     PreparedPut#response(PartitionLog.PutResult)})
    * @throws GalaxyTalosException HDFS_OPERATION_FAILED if the append failed: none of the puts is
    *     stored (the log's contract), none may be acknowledged
    */
-  public long[] appendAll(PartitionLog log, List<PreparedPut> puts) throws GalaxyTalosException {
-    List<BlockToAppend> all = new ArrayList<>();
+  public PartitionLog.PutResult[] appendAll(PartitionLog log, List<PreparedPut> puts) throws GalaxyTalosException {
+    List<PartitionLog.Put> all = new ArrayList<>(puts.size());
     for (PreparedPut put : puts) {
       if (put.log() != log) throw new IllegalArgumentException("puts of different partitions in one append");
-      all.addAll(put.blocks());
+      all.add(new PartitionLog.Put(put.blocks(), put.producerId(), put.producerSequence()));
     }
-    long first;
     try {
       // The log may have been closed (idle, or over the open limits) since the puts resolved it.
       PartitionLog target = log.isClosed() && !log.isFenced()
           ? Topics.openLog(logs, puts.get(0).topic(), puts.get(0).partitionId()) : log;
-      first = target.append(all, clock.millis());
+      PartitionLog.PutResult[] results = target.appendPuts(all, clock.millis());
+      if (meters != null) markStored(puts, results);
+      return results;
     } catch (PartitionFencedException e) {
       PreparedPut p = puts.get(0);
       throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + p.partitionId() + " of topic '"
@@ -169,18 +231,20 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition " + p.partitionId()
           + " of topic '" + p.topic().name() + "' failed and was not acknowledged; retry: " + e.getMessage());
     }
-    long[] firsts = new long[puts.size()];
-    long next = first;
+  }
+
+  /** Counts what was written (not the repeats answered from the producer state) in the partition meters. */
+  private void markStored(List<PreparedPut> puts, PartitionLog.PutResult[] results) {
+    long messages = 0;
     long bytes = 0;
     for (int i = 0; i < puts.size(); i++) {
-      firsts[i] = next;
+      if (results[i].duplicate() || results[i].outOfOrder() != null) continue;
       for (BlockToAppend b : puts.get(i).blocks()) {
-        next += b.messageCount();
+        messages += b.messageCount();
         bytes += b.payload().length;
       }
     }
-    if (meters != null) meters.markPut(puts.get(0).topic().name(), puts.get(0).partitionId(), next - first, bytes);
-    return firsts;
+    if (messages > 0) meters.markPut(puts.get(0).topic().name(), puts.get(0).partitionId(), messages, bytes);
   }
 
   @Override

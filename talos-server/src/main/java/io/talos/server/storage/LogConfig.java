@@ -20,9 +20,14 @@ import java.util.List;
  *     for the lease of a segment left open by a crashed server to be recovered
  * @param readerRefreshMs least time between two listings of a partition by its read-only {@link
  *     PartitionReader} (0: every read beyond its known end lists again)
+ * @param producerStateMaxProducers idempotent produce: producers remembered per partition (see
+ *     {@link ProducerState})
+ * @param producerStateExpiryMs idempotent produce: a producer without a put for this long (by
+ *     append time) is forgotten; also how far back opening a log reads to rebuild the state
  */
 public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalBytes, Durability durability,
-    int maxBlockBytes, long leaseRecoveryTimeoutMs, long readerRefreshMs) {
+    int maxBlockBytes, long leaseRecoveryTimeoutMs, long readerRefreshMs, int producerStateMaxProducers,
+    long producerStateExpiryMs) {
 
   public static final long DEFAULT_SEGMENT_BYTES = 256L * 1024 * 1024;
   public static final long DEFAULT_SEGMENT_MS = 60 * 60 * 1000L;
@@ -31,6 +36,15 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
   public static final int DEFAULT_MAX_BLOCK_BYTES = 16 * 1024 * 1024;
   public static final long DEFAULT_LEASE_RECOVERY_TIMEOUT_MS = 60_000L;
   public static final long DEFAULT_READER_REFRESH_MS = 500L;
+  public static final int DEFAULT_PRODUCER_STATE_MAX_PRODUCERS = 1000;
+  public static final long DEFAULT_PRODUCER_STATE_EXPIRY_MS = 15 * 60 * 1000L;
+
+  /** The settings before idempotent produce, with its defaults. */
+  public LogConfig(long segmentBytes, long segmentMs, int indexIntervalBytes, Durability durability,
+      int maxBlockBytes, long leaseRecoveryTimeoutMs, long readerRefreshMs) {
+    this(segmentBytes, segmentMs, indexIntervalBytes, durability, maxBlockBytes, leaseRecoveryTimeoutMs,
+        readerRefreshMs, DEFAULT_PRODUCER_STATE_MAX_PRODUCERS, DEFAULT_PRODUCER_STATE_EXPIRY_MS);
+  }
 
   public LogConfig {
     List<String> errors = new ArrayList<>();
@@ -46,6 +60,10 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
       errors.add("leaseRecoveryTimeoutMs=" + leaseRecoveryTimeoutMs + " must be >= 0");
     }
     if (readerRefreshMs < 0) errors.add("readerRefreshMs=" + readerRefreshMs + " must be >= 0");
+    if (producerStateMaxProducers < 1) {
+      errors.add("producerStateMaxProducers=" + producerStateMaxProducers + " must be >= 1");
+    }
+    if (producerStateExpiryMs < 1) errors.add("producerStateExpiryMs=" + producerStateExpiryMs + " must be >= 1");
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("invalid log config: " + String.join("; ", errors));
     }
@@ -62,7 +80,8 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
   public Builder toBuilder() {
     return new Builder().segmentBytes(segmentBytes).segmentMs(segmentMs)
         .indexIntervalBytes(indexIntervalBytes).durability(durability).maxBlockBytes(maxBlockBytes)
-        .leaseRecoveryTimeoutMs(leaseRecoveryTimeoutMs).readerRefreshMs(readerRefreshMs);
+        .leaseRecoveryTimeoutMs(leaseRecoveryTimeoutMs).readerRefreshMs(readerRefreshMs)
+        .producerStateMaxProducers(producerStateMaxProducers).producerStateExpiryMs(producerStateExpiryMs);
   }
 
   /** Starts at the defaults; not thread-safe. */
@@ -74,6 +93,8 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
     private int maxBlockBytes = DEFAULT_MAX_BLOCK_BYTES;
     private long leaseRecoveryTimeoutMs = DEFAULT_LEASE_RECOVERY_TIMEOUT_MS;
     private long readerRefreshMs = DEFAULT_READER_REFRESH_MS;
+    private int producerStateMaxProducers = DEFAULT_PRODUCER_STATE_MAX_PRODUCERS;
+    private long producerStateExpiryMs = DEFAULT_PRODUCER_STATE_EXPIRY_MS;
 
     private Builder() {}
 
@@ -112,10 +133,20 @@ public record LogConfig(long segmentBytes, long segmentMs, int indexIntervalByte
       return this;
     }
 
+    public Builder producerStateMaxProducers(int v) {
+      producerStateMaxProducers = v;
+      return this;
+    }
+
+    public Builder producerStateExpiryMs(long v) {
+      producerStateExpiryMs = v;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming every invalid field */
     public LogConfig build() {
       return new LogConfig(segmentBytes, segmentMs, indexIntervalBytes, durability, maxBlockBytes,
-          leaseRecoveryTimeoutMs, readerRefreshMs);
+          leaseRecoveryTimeoutMs, readerRefreshMs, producerStateMaxProducers, producerStateExpiryMs);
     }
   }
 }

@@ -654,7 +654,7 @@ final class LogSegment {
       long available = limit - position;
       int off = fill(position, (int) Math.min(RecordFormat.LENGTH_PREFIX_BYTES, available));
       int length = RecordFormat.readLength(buf, off, available);
-      off = fill(position, RecordFormat.HEADER_BYTES);
+      off = fill(position, RecordFormat.headerBytes(buf[off]));
       return RecordFormat.parseHeader(buf, off, length);
     }
 

@@ -4,7 +4,9 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -60,6 +62,12 @@ import org.slf4j.LoggerFactory;
  * operator resets it ({@link #open(FileSystem, Path, LogConfig, Clock, TailCache, NextOffsetStore,
  * String, int, boolean) reset}), and it then continues at the recorded offset.
  *
+ * <p><b>Idempotent produce.</b> {@link #appendPuts} checks each put that carries a producer id
+ * against the log's {@link ProducerState} under the append lock: a repeat of a stored put is
+ * answered with its stored offsets and not written, an out-of-order one is refused. Such puts are
+ * written as record format version 2 (producer id and sequence in every record), and opening the
+ * log rebuilds the state from them.
+ *
  * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
  * Reads take no part in it and run concurrently with appends: they see every record below the end
  * offset they read first (volatile), which is published after the records' bytes, index entries
@@ -86,6 +94,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   private volatile long endOffset;
   private volatile long lastAppendTimestampMs;
   private volatile boolean closed;
+  /** Idempotent produce: the recent puts of each producer. Guarded by the append lock. */
+  private ProducerState producers;
 
   private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache,
       PartitionOwnership owner, NextOffsetStore nextOffsets, String topicResourceName, int partitionId) {
@@ -150,6 +160,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     log.lastAppendTimestampMs = maxTs;
     log.segments = List.copyOf(opened);
     log.endOffset = log.active().baseOffset();
+    log.producers = ProducerState.recover(log.segments, config.producerStateMaxProducers(),
+        config.producerStateExpiryMs(), clock.millis());
     log.recordNextOffset();
     LOG.info("Opened partition log {}: offsets [{}, {}), {} segments, {} bytes, in {} ms", dir, log.startOffset(),
         log.endOffset, log.segments.size(), log.sizeBytes(),
@@ -222,42 +234,137 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   public long append(List<BlockToAppend> blocks, long appendTimestampMs) throws IOException {
     Objects.requireNonNull(blocks, "blocks");
     if (blocks.isEmpty()) throw new IllegalArgumentException("no blocks to append");
-    long batchBytes = 0;
-    for (int i = 0; i < blocks.size(); i++) {
-      BlockToAppend b = blocks.get(i);
-      if (b == null || b.payload() == null) {
-        throw new IllegalArgumentException("block " + i + " or its payload is null");
-      }
-      if (b.messageCount() < 1) {
-        throw new IllegalArgumentException("block " + i + " has messageCount=" + b.messageCount() + "; must be >= 1");
-      }
-      if (b.payload().length > config.maxBlockBytes()) {
-        throw new IllegalArgumentException("block " + i + " payload is " + b.payload().length
-            + " bytes; maxBlockBytes=" + config.maxBlockBytes());
-      }
-      batchBytes += RecordFormat.recordLength(b.payload().length);
+    return appendPuts(List.of(new Put(blocks, NO_PRODUCER, -1)), appendTimestampMs)[0].firstOffset();
+  }
+
+  /** {@link Put#producerId()} of a put that is not idempotent. */
+  public static final long NO_PRODUCER = -1;
+
+  /**
+   * One put of an {@link #appendPuts appendPuts}: its blocks and, for an idempotent put, its
+   * producer id ({@code > 0}) and sequence ({@code >= 0}); {@link #NO_PRODUCER} and any sequence
+   * otherwise.
+   */
+  public record Put(List<BlockToAppend> blocks, long producerId, int sequence) {
+    public boolean idempotent() {
+      return producerId != NO_PRODUCER;
     }
-    if (batchBytes > Integer.MAX_VALUE - 16) {
-      throw new IllegalArgumentException("blocks total " + batchBytes + " bytes; one append holds at most "
-          + (Integer.MAX_VALUE - 16));
+  }
+
+  /**
+   * What became of one put of an {@link #appendPuts appendPuts}.
+   *
+   * @param firstOffset offset of the put's first message: where it was appended now, or for a
+   *     duplicate where it was appended the first time; -1 if refused
+   * @param duplicate the put repeated a stored one: nothing was written for it
+   * @param outOfOrder why the put was refused (its sequence is out of order), or null
+   */
+  public record PutResult(long firstOffset, boolean duplicate, String outOfOrder) {}
+
+  /**
+   * Appends several puts with one write and one flush (group commit), in order. An idempotent put
+   * is first checked against the partition's {@link ProducerState}: a repeat of a stored put is
+   * not written and answered with the stored offsets, an out-of-order one is refused (the others
+   * still go on). The state learns the new puts only once their append is durable.
+   *
+   * @return one result per put, in order
+   * @throws IllegalArgumentException as {@code append}, for any put; nothing is written
+   * @throws PartitionFencedException if another server took the partition over; nothing was appended
+   * @throws IOException if writing failed; nothing was appended (no put may be acknowledged, the
+   *     duplicates included) and the log stays writable
+   */
+  public PutResult[] appendPuts(List<Put> puts, long appendTimestampMs) throws IOException {
+    Objects.requireNonNull(puts, "puts");
+    if (puts.isEmpty()) throw new IllegalArgumentException("no puts to append");
+    int blockCount = 0;
+    for (int p = 0; p < puts.size(); p++) {
+      Put put = puts.get(p);
+      if (put == null || put.blocks() == null || put.blocks().isEmpty()) {
+        throw new IllegalArgumentException("put " + p + " is null or has no blocks");
+      }
+      if (put.idempotent() && (put.producerId() <= 0 || put.sequence() < 0)) {
+        throw new IllegalArgumentException("put " + p + " has producerId=" + put.producerId() + " and sequence="
+            + put.sequence() + "; an idempotent put needs producerId > 0 and sequence >= 0");
+      }
+      for (int i = 0; i < put.blocks().size(); i++) {
+        BlockToAppend b = put.blocks().get(i);
+        if (b == null || b.payload() == null) {
+          throw new IllegalArgumentException("block " + blockCount + " or its payload is null");
+        }
+        if (b.messageCount() < 1) {
+          throw new IllegalArgumentException("block " + blockCount + " has messageCount=" + b.messageCount()
+              + "; must be >= 1");
+        }
+        if (b.payload().length > config.maxBlockBytes()) {
+          throw new IllegalArgumentException("block " + blockCount + " payload is " + b.payload().length
+              + " bytes; maxBlockBytes=" + config.maxBlockBytes());
+        }
+        blockCount++;
+      }
     }
 
     appendLock.lock();
     try {
       ensureOpen();
       owner.ensureNotFenced();
+      producers.expire(appendTimestampMs);
+      PutResult[] results = new PutResult[puts.size()];
+      // puts to write, and idempotent puts of this call already accepted (a repeat within the call
+      // is answered from them)
+      boolean[] write = new boolean[puts.size()];
+      Map<Long, List<Integer>> accepted = new HashMap<>();
+      long batchBytes = 0;
+      long next = endOffset;
+      long[] putFirst = new long[puts.size()];
+      for (int p = 0; p < puts.size(); p++) {
+        Put put = puts.get(p);
+        if (put.idempotent()) {
+          ProducerState.Decision d = decide(put, accepted, puts, putFirst);
+          if (d instanceof ProducerState.Duplicate dup) {
+            results[p] = new PutResult(dup.stored().firstOffset(), true, null);
+            continue;
+          }
+          if (d instanceof ProducerState.OutOfOrder ooo) {
+            results[p] = new PutResult(-1, false, ooo.message());
+            continue;
+          }
+          accepted.computeIfAbsent(put.producerId(), k -> new ArrayList<>()).add(p);
+        }
+        write[p] = true;
+        putFirst[p] = next;
+        for (BlockToAppend b : put.blocks()) {
+          batchBytes += RecordFormat.recordLength(b.payload().length, put.idempotent());
+          next = Math.addExact(next, b.messageCount());
+        }
+      }
+      if (batchBytes > Integer.MAX_VALUE - 16) {
+        throw new IllegalArgumentException("blocks total " + batchBytes + " bytes; one append holds at most "
+            + (Integer.MAX_VALUE - 16));
+      }
+      if (batchBytes == 0) return results; // nothing new: only duplicates and refusals
+
       long first = endOffset;
       byte[] batch = new byte[(int) batchBytes];
-      long[] offsets = new long[blocks.size()];
-      int[] positions = new int[blocks.size()];
-      long next = first;
+      List<Long> offsetList = new ArrayList<>();
+      List<Integer> positionList = new ArrayList<>();
+      next = first;
       int pos = 0;
-      for (int i = 0; i < blocks.size(); i++) {
-        offsets[i] = next;
-        positions[i] = pos;
-        pos += RecordFormat.encode(batch, pos, next, appendTimestampMs, blocks.get(i));
-        next = Math.addExact(next, blocks.get(i).messageCount());
+      for (int p = 0; p < puts.size(); p++) {
+        if (!write[p]) continue;
+        Put put = puts.get(p);
+        int n = put.blocks().size();
+        for (int i = 0; i < n; i++) {
+          BlockToAppend b = put.blocks().get(i);
+          RecordFormat.ProducerTag tag = put.idempotent()
+              ? new RecordFormat.ProducerTag(put.producerId(), put.sequence(), n - 1 - i) : null;
+          offsetList.add(next);
+          positionList.add(pos);
+          pos += RecordFormat.encode(batch, pos, next, appendTimestampMs, b, tag);
+          next = Math.addExact(next, b.messageCount());
+        }
       }
+      long[] offsets = offsetList.stream().mapToLong(Long::longValue).toArray();
+      int[] positions = positionList.stream().mapToInt(Integer::intValue).toArray();
       long nowMs = clock.millis();
       LogSegment seg = segmentForAppend(batch.length, nowMs);
       try {
@@ -267,7 +374,50 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       }
       lastAppendTimestampMs = Math.max(lastAppendTimestampMs, appendTimestampMs);
       endOffset = next;
-      return first;
+      for (int p = 0; p < puts.size(); p++) {
+        if (!write[p]) {
+          continue;
+        }
+        Put put = puts.get(p);
+        long putNext = putFirst[p];
+        for (BlockToAppend b : put.blocks()) putNext += b.messageCount();
+        if (put.idempotent()) {
+          producers.record(put.producerId(), put.sequence(), putFirst[p], putNext, appendTimestampMs);
+        }
+        results[p] = new PutResult(putFirst[p], false, null);
+      }
+      return results;
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /**
+   * The decision for an idempotent put, counting the puts of the same call accepted before it as
+   * if they were stored. Append lock held.
+   */
+  private ProducerState.Decision decide(Put put, Map<Long, List<Integer>> accepted, List<Put> puts, long[] putFirst) {
+    List<Integer> earlier = accepted.get(put.producerId());
+    if (earlier == null) return producers.check(put.producerId(), put.sequence());
+    int last = puts.get(earlier.get(earlier.size() - 1)).sequence();
+    if (put.sequence() == last + 1) return new ProducerState.Append();
+    for (int p : earlier) {
+      if (puts.get(p).sequence() == put.sequence()) {
+        long n = 0;
+        for (BlockToAppend b : puts.get(p).blocks()) n += b.messageCount();
+        return new ProducerState.Duplicate(new ProducerState.StoredPut(put.sequence(), putFirst[p], putFirst[p] + n));
+      }
+    }
+    if (put.sequence() < puts.get(earlier.get(0)).sequence()) return producers.check(put.producerId(), put.sequence());
+    return new ProducerState.OutOfOrder("producer " + put.producerId() + " sent sequence " + put.sequence()
+        + " but the last one accepted is " + last + "; expected " + (last + 1));
+  }
+
+  /** Producers whose idempotent-produce state this log holds (see {@link ProducerState}). */
+  public int producersTracked() {
+    appendLock.lock();
+    try {
+      return producers.size();
     } finally {
       appendLock.unlock();
     }

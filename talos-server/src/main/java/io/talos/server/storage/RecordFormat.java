@@ -24,6 +24,22 @@ import java.util.zip.CRC32C;
  *      49     n  payload             the block exactly as the client sent it
  * </pre>
  *
+ * <p>Version 2 (magic 0x02) is written only for blocks of an idempotent put ({@link ProducerTag});
+ * every other block is still written as version 1, byte for byte as before. It inserts 16 bytes
+ * before the payload, covered by the CRC:
+ *
+ * <pre>
+ *      45     8  producerId          the put's producer id (> 0)
+ *      53     4  producerSequence    the put's sequence for this producer and partition (>= 0)
+ *      57     4  recordsLeftInPut    records of the same put after this one (0: the put's last)
+ *      61     4  payloadLength       n, always recordLength - 65
+ *      65     n  payload
+ * </pre>
+ *
+ * (fields 0 to 44 as in version 1). A reader accepts both versions; a server that knows only
+ * version 1 refuses a version 2 record as corrupt, so data with idempotent puts cannot be served
+ * by an older server.
+ *
  * <p>A reader validates in this order: magic, then recordLength against {@link #HEADER_BYTES},
  * {@link #MAX_PAYLOAD_BYTES} and the bytes actually available, then the CRC, then that
  * payloadLength and messageCount agree with the rest. Anything that fails is a {@link
@@ -34,10 +50,14 @@ import java.util.zip.CRC32C;
  * <p>Stateless and thread-safe.
  */
 public final class RecordFormat {
-  /** Format version 1, the first byte of every record. */
+  /** Format version 1, the first byte of every record without a producer. */
   public static final byte MAGIC_V1 = 0x01;
-  /** Bytes before the payload. */
+  /** Format version 2: a record of an idempotent put, with its {@link ProducerTag}. */
+  public static final byte MAGIC_V2 = 0x02;
+  /** Bytes before the payload of a version 1 record. */
   public static final int HEADER_BYTES = 49;
+  /** Bytes before the payload of a version 2 record. */
+  public static final int HEADER_BYTES_V2 = 65;
   /** Bytes a reader needs to learn a record's length: magic, crc and recordLength. */
   public static final int LENGTH_PREFIX_BYTES = 9;
   /**
@@ -53,16 +73,41 @@ public final class RecordFormat {
 
   private RecordFormat() {}
 
-  /** The header fields of a record whose length and header have been checked (not its CRC). */
+  /**
+   * The header fields of a record whose length and header have been checked (not its CRC).
+   *
+   * @param producer the idempotent put the record belongs to (version 2), or null (version 1)
+   */
   public record Header(int recordLength, long startOffset, int messageCount, long appendTimestampMs,
-      int payloadLength) {
+      int payloadLength, ProducerTag producer) {
+    public Header(int recordLength, long startOffset, int messageCount, long appendTimestampMs, int payloadLength) {
+      this(recordLength, startOffset, messageCount, appendTimestampMs, payloadLength, null);
+    }
+
     public long nextOffset() {
       return startOffset + messageCount;
     }
+
+    int headerBytes() {
+      return producer == null ? HEADER_BYTES : HEADER_BYTES_V2;
+    }
   }
 
+  /**
+   * What a version 2 record says about the idempotent put it belongs to.
+   *
+   * @param recordsLeftInPut records of the same put written after this one; 0 for its last
+   */
+  public record ProducerTag(long producerId, int sequence, int recordsLeftInPut) {}
+
+  /** Length of a version 1 record. */
   public static int recordLength(int payloadLength) {
     return HEADER_BYTES + payloadLength;
+  }
+
+  /** Length of a record of a put with ({@code producer} true, version 2) or without a producer. */
+  public static int recordLength(int payloadLength, boolean producer) {
+    return (producer ? HEADER_BYTES_V2 : HEADER_BYTES) + payloadLength;
   }
 
   /**
@@ -72,10 +117,20 @@ public final class RecordFormat {
    */
   public static int encode(byte[] dst, int pos, long startOffset, long appendTimestampMs,
       BlockToAppend block) {
+    return encode(dst, pos, startOffset, appendTimestampMs, block, null);
+  }
+
+  /**
+   * Writes one record at {@code dst[pos]}: version 2 with {@code producer}, version 1 without.
+   *
+   * @return the bytes written, {@link #recordLength(int, boolean)}
+   */
+  public static int encode(byte[] dst, int pos, long startOffset, long appendTimestampMs,
+      BlockToAppend block, ProducerTag producer) {
     byte[] payload = block.payload();
-    int length = recordLength(payload.length);
+    int length = recordLength(payload.length, producer != null);
     ByteBuffer buf = ByteBuffer.wrap(dst, pos, length);
-    buf.put(MAGIC_V1)
+    buf.put(producer == null ? MAGIC_V1 : MAGIC_V2)
         .putInt(0) // crc, filled in below
         .putInt(length)
         .putLong(startOffset)
@@ -83,8 +138,11 @@ public final class RecordFormat {
         .putLong(appendTimestampMs)
         .putLong(block.createTimestampMs())
         .putInt(block.compressionType())
-        .putInt(block.messageBlockSize())
-        .putInt(payload.length)
+        .putInt(block.messageBlockSize());
+    if (producer != null) {
+      buf.putLong(producer.producerId()).putInt(producer.sequence()).putInt(producer.recordsLeftInPut());
+    }
+    buf.putInt(payload.length)
         .put(payload);
     ByteBuffer.wrap(dst, pos + CRC_FIELD, 4).putInt(crc(dst, pos, length));
     return length;
@@ -101,14 +159,15 @@ public final class RecordFormat {
       throw new CorruptRecordException("only " + available + " bytes left, less than a record's "
           + LENGTH_PREFIX_BYTES + "-byte length prefix");
     }
-    if (buf[off] != MAGIC_V1) {
-      throw new CorruptRecordException(String.format("bad magic byte 0x%02x (expected 0x%02x)",
-          buf[off] & 0xff, MAGIC_V1));
+    if (buf[off] != MAGIC_V1 && buf[off] != MAGIC_V2) {
+      throw new CorruptRecordException(String.format("bad magic byte 0x%02x (expected 0x%02x or 0x%02x)",
+          buf[off] & 0xff, MAGIC_V1, MAGIC_V2));
     }
+    int header = headerBytes(buf[off]);
     int length = ByteBuffer.wrap(buf, off + LENGTH_FIELD, 4).getInt();
-    if (length < HEADER_BYTES || length - HEADER_BYTES > MAX_PAYLOAD_BYTES) {
+    if (length < header || length - header > MAX_PAYLOAD_BYTES) {
       throw new CorruptRecordException("record length " + length + " is outside ["
-          + HEADER_BYTES + ", " + (HEADER_BYTES + MAX_PAYLOAD_BYTES) + "]");
+          + header + ", " + (header + MAX_PAYLOAD_BYTES) + "]");
     }
     if (length > available) {
       throw new CorruptRecordException("record length " + length + " runs past the end of the data ("
@@ -117,18 +176,32 @@ public final class RecordFormat {
     return length;
   }
 
+  /** Bytes before the payload of a record whose first byte is {@code magic} (checked by {@link #readLength}). */
+  public static int headerBytes(byte magic) {
+    return magic == MAGIC_V2 ? HEADER_BYTES_V2 : HEADER_BYTES;
+  }
+
   /**
-   * Parses the header at {@code buf[off]}, which must hold at least {@link #HEADER_BYTES} bytes
+   * Parses the header at {@code buf[off]}, which must hold at least {@link #headerBytes} bytes
    * and whose length was checked by {@link #readLength}. Does not check the CRC.
    */
   public static Header parseHeader(byte[] buf, int off, int recordLength) throws CorruptRecordException {
-    ByteBuffer b = ByteBuffer.wrap(buf, off + 9, HEADER_BYTES - 9);
+    boolean v2 = buf[off] == MAGIC_V2;
+    int headerBytes = v2 ? HEADER_BYTES_V2 : HEADER_BYTES;
+    ByteBuffer b = ByteBuffer.wrap(buf, off + 9, headerBytes - 9);
     long startOffset = b.getLong();
     int messageCount = b.getInt();
     long appendTimestampMs = b.getLong();
     b.position(b.position() + 16); // createTimestampMs, compressionType, messageBlockSize
+    ProducerTag producer = null;
+    if (v2) {
+      producer = new ProducerTag(b.getLong(), b.getInt(), b.getInt());
+      if (producer.producerId() <= 0 || producer.sequence() < 0 || producer.recordsLeftInPut() < 0) {
+        throw new CorruptRecordException("invalid producer fields " + producer);
+      }
+    }
     int payloadLength = b.getInt();
-    if (payloadLength != recordLength - HEADER_BYTES) {
+    if (payloadLength != recordLength - headerBytes) {
       throw new CorruptRecordException("payload length " + payloadLength + " disagrees with record length "
           + recordLength);
     }
@@ -138,7 +211,7 @@ public final class RecordFormat {
     if (startOffset < 0 || startOffset > Long.MAX_VALUE - messageCount) {
       throw new CorruptRecordException("start offset " + startOffset + " is invalid");
     }
-    return new Header(recordLength, startOffset, messageCount, appendTimestampMs, payloadLength);
+    return new Header(recordLength, startOffset, messageCount, appendTimestampMs, payloadLength, producer);
   }
 
   /** Checks the CRC of the whole record at {@code buf[off]}, {@code recordLength} bytes. */
@@ -169,7 +242,7 @@ public final class RecordFormat {
     long createTimestampMs = b.getLong();
     int compressionType = b.getInt();
     int messageBlockSize = ByteBuffer.wrap(buf, off + 41, 4).getInt();
-    byte[] payload = Arrays.copyOfRange(buf, off + HEADER_BYTES, off + h.recordLength());
+    byte[] payload = Arrays.copyOfRange(buf, off + h.headerBytes(), off + h.recordLength());
     return new StoredBlock(h.startOffset(), h.messageCount(), compressionType, h.appendTimestampMs(),
         createTimestampMs, messageBlockSize, payload);
   }

@@ -41,6 +41,39 @@ class RecordFormatTest {
   }
 
   @Test
+  void version2CarriesTheProducerBeforeThePayload() throws Exception {
+    byte[] r = new byte[RecordFormat.recordLength(5, true)];
+    RecordFormat.ProducerTag tag = new RecordFormat.ProducerTag(0x0102030405060708L, 17, 2);
+    assertEquals(70, RecordFormat.encode(r, 0, 1234, 1_700_000_000_456L, BLOCK, tag));
+    ByteBuffer b = ByteBuffer.wrap(r);
+    assertEquals(0x02, b.get(0));
+    CRC32C crc = new CRC32C();
+    crc.update(r, 5, r.length - 5);
+    assertEquals((int) crc.getValue(), b.getInt(1));
+    assertEquals(70, b.getInt(5));
+    assertEquals(1234, b.getLong(9));
+    assertEquals(4096, b.getInt(41));
+    assertEquals(0x0102030405060708L, b.getLong(45));
+    assertEquals(17, b.getInt(53));
+    assertEquals(2, b.getInt(57));
+    assertEquals(5, b.getInt(61));
+    assertEquals(10, r[65]);
+    RecordFormat.Header h = RecordFormat.parseHeader(r, 0, RecordFormat.readLength(r, 0, r.length));
+    assertEquals(tag, h.producer());
+    StoredBlock decoded = RecordFormat.decode(r, 0, r.length);
+    assertEquals(new StoredBlock(1234, 7, 1, 1_700_000_000_456L, 1_650_000_000_123L, 4096, decoded.payload()), decoded);
+    assertArrayEquals(BLOCK.payload(), decoded.payload());
+    for (int i = 0; i < r.length; i++) {
+      if (i == 0) continue; // the magic: 0x03 is refused, other flips covered below
+      byte[] bad = r.clone();
+      bad[i] ^= 0x40;
+      assertThrows(CorruptRecordException.class, () -> RecordFormat.decode(bad, 0, bad.length), "byte " + i);
+    }
+    byte[] v1 = encoded();
+    assertEquals(null, RecordFormat.parseHeader(v1, 0, v1.length).producer());
+  }
+
+  @Test
   void shouldDecodeWhatItEncodes() throws Exception {
     byte[] buf = new byte[100];
     int n = RecordFormat.encode(buf, 20, 1234, 99, BLOCK);

@@ -33,6 +33,9 @@ public final class ProducerBatch {
   /** The encoded block, made when first sent; retries send it again. */
   volatile MessageBlock block;
   volatile Exception lastError;
+  /** Idempotent produce: the producer id and sequence of the batch, set when first sent; -1 if none. */
+  volatile long producerId = -1;
+  volatile int producerSequence = -1;
   private final CompletableFuture<Void> done = new CompletableFuture<>();
 
   ProducerBatch(int partition, long createdMs) {
@@ -63,6 +66,16 @@ public final class ProducerBatch {
 
   public int attempts() {
     return attempts;
+  }
+
+  /** The producer id the batch is sent with (idempotent produce), or -1. */
+  public long producerId() {
+    return producerId;
+  }
+
+  /** The batch's sequence for its producer id and partition, or -1. */
+  public int producerSequence() {
+    return producerSequence;
   }
 
   public Exception lastError() {

@@ -9,6 +9,9 @@ import io.talos.client.producer.DeliveryTimeoutException;
 import io.talos.client.producer.ProducerClosedException;
 import io.talos.client.producer.ProducerConfig;
 import io.talos.client.producer.RecordMetadata;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.InitProducerIdRequest;
+import io.talos.thrift.InitProducerIdResponse;
 import io.talos.thrift.MessageBlock;
 import io.talos.thrift.PutMessageRequest;
 import io.talos.thrift.PutMessageResponse;
@@ -19,6 +22,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import org.apache.thrift.TApplicationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,6 +40,16 @@ import org.slf4j.LoggerFactory;
  * (at most {@code retry.backoff.max.ms}), unless {@code retries} are used up or the next try
  * would start after the batch's delivery deadline; any other failure fails every record of the
  * batch with that exception.
+ *
+ * <p><b>Idempotent produce</b> ({@code enable.idempotence}, on by default): before the first
+ * batch the sender asks the server for a producer id ({@code initProducerId}); each batch gets,
+ * when first sent, the next sequence of its partition (0, 1, 2, ...) and keeps producer id and
+ * sequence on every retry. The server stores a batch once and answers a repeat with the first
+ * offsets. Since a partition has one batch in flight, the sequences reach the server in order. A
+ * batch that fails for good after it got a sequence may or may not be stored, which leaves a
+ * gap the server would refuse (OUT_OF_ORDER_SEQUENCE): the sender then drops its producer id,
+ * and the next batches start over under a new one. A server without {@code initProducerId}
+ * (older version: unknown method, or NOT_SUPPORTED) gets plain puts, with a warning.
  *
  * <p>Thread-safe: {@link #runOnce} runs on one thread at a time; {@link #send} on the I/O
  * threads, one per batch.
@@ -55,6 +69,20 @@ public final class Sender implements Runnable {
   private final String clientId;
   private final AtomicLong nextRequest = new AtomicLong(1);
   private long nextRefreshMs;
+  /** Idempotent produce: the current producer id and next sequence per partition; null until asked. */
+  private ProducerIdentity identity;
+  private boolean idempotenceUnsupported;
+  private final Object identityLock = new Object();
+
+  /** A producer id and the next sequence of each partition under it. Guarded by identityLock. */
+  private static final class ProducerIdentity {
+    final long producerId;
+    final java.util.Map<Integer, Integer> nextSequence = new java.util.HashMap<>();
+
+    ProducerIdentity(long producerId) {
+      this.producerId = producerId;
+    }
+  }
 
   public Sender(TalosRpc rpc, TopicMetadata topic, RecordAccumulator accumulator,
       BufferMemory memory, ProducerMetrics metrics, ProducerConfig config, LongSupplier clockMs,
@@ -157,6 +185,7 @@ public final class Sender implements Runnable {
     // The block is encoded (and compressed) once; retries send the same bytes.
     MessageBlock block = batch.block;
     if (block == null) {
+      assignSequence(batch); // may ask the server for a producer id; nothing is set if that fails
       batch.sequenceId = clientId + "#" + nextRequest.getAndIncrement();
       MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType());
       for (ProducerBatch.Entry e : batch.entries) {
@@ -170,8 +199,54 @@ public final class Sender implements Runnable {
     }
     TopicAndPartition target = new TopicAndPartition(topic.topicName(),
         new TopicTalosResourceName(topic.resourceName()), batch.partition);
-    return new PutMessageRequest(target, List.of(block), batch.recordCount(), batch.sequenceId)
+    PutMessageRequest request = new PutMessageRequest(target, List.of(block), batch.recordCount(), batch.sequenceId)
         .setTimeoutTimestamp(rpc.nowMs() + rpc.config().requestTimeoutMs());
+    if (batch.producerId > 0) {
+      request.setProducerId(batch.producerId).setProducerSequence(batch.producerSequence);
+    }
+    return request;
+  }
+
+  /** Idempotent produce: gives a batch about to be sent for the first time its producer id and sequence. */
+  private void assignSequence(ProducerBatch batch) {
+    if (!config.enableIdempotence()) return;
+    synchronized (identityLock) {
+      if (idempotenceUnsupported) return;
+      if (identity == null) {
+        InitProducerIdResponse r;
+        try {
+          r = rpc.message(c -> c.initProducerId(new InitProducerIdRequest().setClientId(clientId)));
+        } catch (TalosException e) {
+          if (e.errorCode() == ErrorCode.NOT_SUPPORTED || (e.getCause() instanceof TApplicationException ae
+              && ae.getType() == TApplicationException.UNKNOWN_METHOD)) {
+            LOG.warn("the server does not offer idempotent produce (no initProducerId); topic '{}' is"
+                + " produced to at least once", topic.topicName());
+            idempotenceUnsupported = true;
+            return;
+          }
+          throw e;
+        }
+        identity = new ProducerIdentity(r.getProducerId());
+        LOG.debug("producer of topic '{}' got producer id {}", topic.topicName(), r.getProducerId());
+      }
+      int seq = identity.nextSequence.merge(batch.partition, 1, Integer::sum) - 1;
+      batch.producerId = identity.producerId;
+      batch.producerSequence = seq;
+    }
+  }
+
+  /**
+   * A batch with a sequence failed for good: it may or may not be stored, so the next sequence of
+   * its partition could be a gap. Start over with a new producer id (batches in flight keep theirs).
+   */
+  private void dropIdentityAfter(ProducerBatch batch) {
+    if (batch.producerId <= 0) return;
+    synchronized (identityLock) {
+      if (identity != null && identity.producerId == batch.producerId) {
+        LOG.debug("dropping producer id {} after a failed batch of partition {}", batch.producerId, batch.partition);
+        identity = null;
+      }
+    }
   }
 
   // Records are told their outcome before the batch leaves the accumulator: the partition's next
@@ -201,6 +276,7 @@ public final class Sender implements Runnable {
    *     already removed, by expiry or abort)
    */
   public void fail(ProducerBatch batch, Exception error, boolean inFlight) {
+    dropIdentityAfter(batch);
     memory.release(batch.serializedBytes);
     metrics.recordsFailed.mark(batch.recordCount());
     LOG.debug("{} records for partition {} of '{}' failed: {}", batch.recordCount(),

@@ -84,7 +84,7 @@ class SenderTest {
 
   @Test
   void retriesWithExponentialBackoffThenSucceeds() throws Exception {
-    sender(ProducerConfig.builder().lingerMs(0).retryBackoffMs(100).retryBackoffMaxMs(300)
+    sender(ProducerConfig.builder().lingerMs(0).enableIdempotence(false).retryBackoffMs(100).retryBackoffMaxMs(300)
         .metadataRefreshIntervalMs(86_400_000).build());
     CompletableFuture<RecordMetadata> f = append();
     for (int i = 0; i < 3; i++) server.enqueue(FakeTalosServer.Canned.text(503, "busy"));
@@ -118,9 +118,79 @@ class SenderTest {
     assertTrue(accumulator.isEmpty());
   }
 
+  private List<io.talos.thrift.PutMessageRequest> putRequests() throws Exception {
+    List<io.talos.thrift.PutMessageRequest> out = new ArrayList<>();
+    for (FakeTalosServer.Received r : server.requests()) {
+      if (!r.query().endsWith("type=putMessage")) continue;
+      TCompactProtocol p = new TCompactProtocol(new TMemoryInputTransport(r.body()));
+      p.readMessageBegin();
+      MessageService.putMessage_args args = new MessageService.putMessage_args();
+      args.read(p);
+      out.add(args.getRequest());
+    }
+    return out;
+  }
+
+  private List<String> producerSequences() throws Exception {
+    List<String> seen = new ArrayList<>();
+    for (io.talos.thrift.PutMessageRequest r : putRequests()) {
+      seen.add(r.getProducerId() + "/" + r.getProducerSequence());
+    }
+    return seen;
+  }
+
+  @Test
+  void idempotentBatchesCarryProducerIdAndSequenceAndRetriesKeepThem() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(0).retryBackoffMs(100).retryBackoffMaxMs(100)
+        .metadataRefreshIntervalMs(86_400_000).build());
+    CompletableFuture<RecordMetadata> f0 = append();
+    advanceTo(0);
+    sender.runOnce(); // asks for the producer id, sends batch 0
+    assertEquals(0, f0.get().offset());
+    CompletableFuture<RecordMetadata> f1 = append();
+    server.enqueue(FakeTalosServer.Canned.text(503, "busy"));
+    sender.runOnce(); // batch 1 fails retriably
+    advanceTo(100);
+    sender.runOnce(); // batch 1 again
+    assertEquals(1, f1.get().offset());
+    assertEquals(List.of("1/0", "1/1", "1/1"), producerSequences(), "producer id 1; a retry keeps its sequence");
+  }
+
+  @Test
+  void aBatchThatFailsForGoodStartsOverUnderANewProducerId() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(0).retries(0).metadataRefreshIntervalMs(86_400_000).build());
+    CompletableFuture<RecordMetadata> f0 = append();
+    advanceTo(0);
+    sender.runOnce();
+    f0.get();
+    CompletableFuture<RecordMetadata> f1 = append();
+    server.enqueue(FakeTalosServer.Canned.text(503, "busy"));
+    sender.runOnce();
+    assertTrue(f1.isCompletedExceptionally(), "no retries: failed for good, maybe stored");
+    CompletableFuture<RecordMetadata> f2 = append();
+    sender.runOnce();
+    f2.get();
+    assertEquals(List.of("1/0", "1/1", "2/0"), producerSequences(),
+        "a gap after 1/1 would be refused: new id, sequence 0");
+  }
+
+  @Test
+  void idempotenceOffSendsPlainPuts() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(0).enableIdempotence(false).metadataRefreshIntervalMs(86_400_000)
+        .build());
+    CompletableFuture<RecordMetadata> f = append();
+    advanceTo(0);
+    sender.runOnce();
+    f.get();
+    io.talos.thrift.PutMessageRequest r = putRequests().get(0);
+    assertFalse(r.isSetProducerId());
+    assertFalse(r.isSetProducerSequence());
+    assertTrue(server.requests().stream().noneMatch(x -> x.query().endsWith("type=initProducerId")));
+  }
+
   @Test
   void stopsRetryingAtTheDeliveryDeadline() throws Exception {
-    sender(ProducerConfig.builder().lingerMs(0).retryBackoffMs(100).retryBackoffMaxMs(1000)
+    sender(ProducerConfig.builder().lingerMs(0).enableIdempotence(false).retryBackoffMs(100).retryBackoffMaxMs(1000)
         .deliveryTimeoutMs(1000).metadataRefreshIntervalMs(86_400_000).build());
     CompletableFuture<RecordMetadata> f = append();
     for (int i = 0; i < 10; i++) server.enqueue(FakeTalosServer.Canned.text(503, "busy"));
