@@ -174,7 +174,9 @@ public final class TalosServer implements AutoCloseable {
                   config.getLong(ServerConfig.REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES)),
               ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS),
               new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
-                  config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX))),
+                  config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX)),
+              new ApiHandler.LongPoll(config.getLong(ServerConfig.GET_WAIT_MAX_MS),
+                  config.getInt(ServerConfig.GET_WAITERS_MAX))),
           new OrphansHandler(topicDeletions),
           new OpsHandler(metrics, healthChecks),
           new NotFoundHandler()));

@@ -90,7 +90,7 @@ public final class ApiHandler extends Handler.Abstract {
    */
   static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion", "getMessage",
       "describeTopic", "listTopics", "queryTopicQuota", "listPermission", "getPermission",
-      "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker",
+      "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker", "listConsumerGroups", "getOffsetForTimestamp",
       "listUserQuota", "queryUserQuota", "listCredentials");
 
   /**
@@ -125,6 +125,33 @@ public final class ApiHandler extends Handler.Abstract {
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
       ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit) {
+    this(services, authenticator, clock, maxRequestBytes, metrics, pool, maxWaitingBytes, messages, replayGuard,
+        bodyLimits, limits, storageThreads, audit, LongPoll.OFF);
+  }
+
+  /**
+   * Long poll of getMessage (see {@link GetTask}, {@link FetchWaiters}).
+   *
+   * @param maxWaitMs longest a get is held ({@code message.get.wait.max.ms}); 0: long poll off
+   * @param maxWaiters most gets parked at once ({@code message.get.waiters.max})
+   */
+  public record LongPoll(long maxWaitMs, int maxWaiters) {
+    public static final LongPoll OFF = new LongPoll(0, 0);
+  }
+
+  private final FetchWaiters waiters;
+
+  /** As above, with long poll of getMessage bounded by {@code longPoll}. */
+  public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
+      int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
+      ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit,
+      LongPoll longPoll) {
+    if (longPoll.maxWaitMs() > 0) {
+      this.waiters = new FetchWaiters(longPoll.maxWaitMs(), longPoll.maxWaiters(), metrics);
+      messages.setAppendListener(waiters::appended);
+    } else {
+      this.waiters = null;
+    }
     this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads);
     this.audit = audit;
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
@@ -308,7 +335,8 @@ public final class ApiHandler extends Handler.Abstract {
       long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
       MessageCallTask task = call.method().equals("putMessage")
           ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
-          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage);
+          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, waiters,
+              t -> pool.submit(t).accepted());
       if (task.expiredAt(clock.millis())) {
         metrics.meter(PoolMetrics.EXPIRED).mark();
         forgetReplay.run(); // nothing ran: an identical retry is not a replay
@@ -398,6 +426,7 @@ public final class ApiHandler extends Handler.Abstract {
 
   @Override
   protected void doStop() throws Exception {
+    if (waiters != null) waiters.close(); // parked gets are answered (empty) before the pool stops
     storage.close();
     super.doStop();
   }

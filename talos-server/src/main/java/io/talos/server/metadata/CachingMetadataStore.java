@@ -134,6 +134,11 @@ public final class CachingMetadataStore implements MetadataStore {
   }
 
   @Override
+  public java.util.SortedSet<String> consumerGroups(String topicResourceName) {
+    return delegate.consumerGroups(topicResourceName);
+  }
+
+  @Override
   public Map<String, Long> workers(String group, String topicResourceName) {
     return delegate.workers(group, topicResourceName);
   }

@@ -532,6 +532,21 @@ public final class HBaseMetadataStore implements MetadataStore {
     return removeCell("removeWorker " + topicResourceName, row, qualifier, current -> true);
   }
 
+  /** Gets of the topic's row with the column prefixes of workers, locks and offsets. */
+  @Override
+  public java.util.SortedSet<String> consumerGroups(String topicResourceName) {
+    byte[] row = row(topicResourceName);
+    java.util.TreeSet<String> groups = new java.util.TreeSet<>();
+    for (String kind : List.of("w/", "l/", "o/")) {
+      for (Cell cell : prefixed("consumerGroups " + topicResourceName, row, kind)) {
+        String qualifier = string(CellUtil.cloneQualifier(cell));
+        int end = qualifier.indexOf('/', kind.length());
+        if (end > kind.length()) groups.add(MvStoreMetadataStore.unescape(qualifier.substring(kind.length(), end)));
+      }
+    }
+    return Collections.unmodifiableSortedSet(groups);
+  }
+
   @Override
   public Map<String, Long> workers(String group, String topicResourceName) {
     byte[] row = row(topicResourceName);

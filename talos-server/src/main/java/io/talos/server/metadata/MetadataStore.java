@@ -99,6 +99,12 @@ public interface MetadataStore extends AutoCloseable {
 
   OptionalLong committedOffset(String group, String topicResourceName, int partitionId);
 
+  /**
+   * The consumer groups of the topic incarnation: every group with a registered worker, a
+   * partition lock or a committed offset (expired ones included), sorted.
+   */
+  java.util.SortedSet<String> consumerGroups(String topicResourceName);
+
   // ---- partition log next offsets (storage) ---------------------------------------------------
 
   /**

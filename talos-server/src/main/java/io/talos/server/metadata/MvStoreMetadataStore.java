@@ -398,6 +398,22 @@ public final class MvStoreMetadataStore implements MetadataStore {
     return write("removeWorker " + key, () -> workers.remove(key) != null);
   }
 
+  /** A prefix scan of {@code resourceName/} in the workers, locks and offsets maps. */
+  @Override
+  public java.util.SortedSet<String> consumerGroups(String topicResourceName) {
+    String prefix = topicPrefix(topicResourceName);
+    return read("consumerGroups " + prefix, () -> {
+      java.util.TreeSet<String> groups = new java.util.TreeSet<>();
+      for (MVMap<String, String> map : List.of(workers, locks, offsets)) {
+        scan(map, prefix, (key, value) -> {
+          int end = key.indexOf('/', prefix.length());
+          if (end > prefix.length()) groups.add(unescape(key.substring(prefix.length(), end)));
+        });
+      }
+      return Collections.unmodifiableSortedSet(groups);
+    });
+  }
+
   @Override
   public Map<String, Long> workers(String group, String topicResourceName) {
     String prefix = consumerPrefix(group, topicResourceName);
