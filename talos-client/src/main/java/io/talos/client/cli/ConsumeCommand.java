@@ -197,7 +197,9 @@ final class ConsumeCommand implements Callable<Integer> {
     ConsumerConfig.Builder config = ConsumerConfig.builder().autoCommit(false)
         .workerCheckIntervalMs(1_000).renewIntervalMs(1_000)
         .maxFetchRecords(fetchSize).maxPollBufferedRecords(Math.max(10_000, fetchSize))
-        .fetchBackoffMs(Math.min(pollIntervalMs, 60_000));
+        .fetchBackoffMs(Math.min(pollIntervalMs, 60_000))
+        // short-lived: no long poll (a fetch held by the server would hold the exit up to its wait)
+        .fetchMaxWaitMs(0);
     if (from != null) {
       switch (from.kind()) {
         case EARLIEST -> config.startFrom(ConsumerConfig.StartFrom.EARLIEST);

@@ -92,6 +92,8 @@ public final class TalosConsumer implements AutoCloseable {
   private final ScheduledExecutorService coordinator;
   private final ScheduledThreadPoolExecutor pool;
   private final Random random = new Random();
+  /** With long poll: at most processor.threads partitions process at once (threads may be more). */
+  private final java.util.concurrent.Semaphore processing;
   private volatile int partitionCount;
   private volatile boolean closed;
 
@@ -130,6 +132,7 @@ public final class TalosConsumer implements AutoCloseable {
     this.pool = new ScheduledThreadPoolExecutor(config.processorThreads(), r -> daemon(r,
         "talos-consumer-" + group + "-" + threads.incrementAndGet()));
     this.pool.setRemoveOnCancelPolicy(true);
+    this.processing = new java.util.concurrent.Semaphore(config.processorThreads(), true);
     register();
     coordinator.scheduleWithFixedDelay(guard(this::balanceOnce), 0,
         config.workerCheckIntervalMs(), TimeUnit.MILLISECONDS);
@@ -308,6 +311,7 @@ public final class TalosConsumer implements AutoCloseable {
         processor, new GroupOffsetsOf(tp), config, System::currentTimeMillis, metrics,
         factory != null);
     if (processor instanceof PollFeeder f) f.reader = reader;
+    if (config.fetchMaxWaitMs() > 0) reader.limitProcessing(processing);
     readers.put(partition, reader);
     heldOrder.add(partition);
     if (config.fetchMaxWaitMs() > 0 && readers.size() > pool.getCorePoolSize()) {

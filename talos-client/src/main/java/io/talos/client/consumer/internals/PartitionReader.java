@@ -85,6 +85,17 @@ public final class PartitionReader {
   private long lastCommitMs;
   /** The last fetch found nothing: the next one long-polls (fetch.max.wait.ms). */
   private boolean caughtUp;
+  /** Bounds how many partitions process at once when threads outnumber processor.threads; or null. */
+  private volatile java.util.concurrent.Semaphore processing;
+
+  /**
+   * Makes {@code process} calls take a permit of {@code permits}: with long poll the consumer runs
+   * more threads than {@code processor.threads} (a waiting fetch holds one), and this keeps the
+   * processing itself to {@code processor.threads} partitions at once.
+   */
+  public void limitProcessing(java.util.concurrent.Semaphore permits) {
+    this.processing = permits;
+  }
   private List<ConsumedMessage> pending;
 
   /**
@@ -188,6 +199,8 @@ public final class PartitionReader {
       List<ConsumedMessage> batch = pending;
       long last = batch.get(batch.size() - 1).offset();
       delivered = last;
+      java.util.concurrent.Semaphore permits = processing;
+      if (permits != null) permits.acquireUninterruptibly();
       try {
         processor.process(batch, checkpointer);
       } catch (RetryLater e) {
@@ -197,6 +210,8 @@ public final class PartitionReader {
             partition, batch.get(0).offset(), e);
         metrics.processingErrors.mark();
         return Step.IDLE;
+      } finally {
+        if (permits != null) permits.release();
       }
       pending = null;
       position = last + 1;
