@@ -72,3 +72,20 @@ struct QueryWorkerRequest {
 struct QueryWorkerResponse {
   1: required map<string, list<i32>> workerMap,
 }
+
+/* Extension: the consumer groups the server knows (groups with a registered worker, a lock or a committed offset). */
+struct ListConsumerGroupsRequest {
+  /* only this topic's groups; absent: every topic's */
+  1: optional string topicName,
+}
+
+struct ConsumerGroupInfo {
+  1: required string consumerGroup,
+  2: required string topicName,
+  3: required common.TopicTalosResourceName topicTalosResourceName,
+}
+
+struct ListConsumerGroupsResponse {
+  /* sorted by topic name, then group */
+  1: required list<ConsumerGroupInfo> groups,
+}

@@ -110,6 +110,12 @@ struct GetMessageRequest {
   7: required string sequenceId,
   /* Extension: the client's deadline, epoch ms. Absent from SDK 2.0.2 requests. */
   8: optional i64 timeoutTimestamp,
+  /*
+   * Extension (long poll): when messageOffset is the partition's next offset (nothing to read
+   * yet), the server may hold the answer up to this many ms until a message arrives. Absent or 0:
+   * answer at once, as for SDK 2.0.2 requests.
+   */
+  9: optional i32 maxWaitMs,
 }
 
 struct GetMessageResponse {
@@ -117,6 +123,28 @@ struct GetMessageResponse {
   2: required i32 messageNumber,
   3: optional i64 unHandledMessageNumber,
   4: required string sequenceId,
+  /*
+   * Extension: set (to the ms the answer was held, possibly 0) when the server honoured the
+   * request's maxWaitMs; absent from servers without long poll, whose empty answers come at once.
+   */
+  5: optional i64 waitedMs,
+}
+
+/*
+ * Extension: the offset of the first message of a partition appended at or after a time.
+ */
+struct GetOffsetForTimestampRequest {
+  1: required common.TopicAndPartition topicAndPartition,
+  /* epoch ms, compared with the messages' append timestamps (the server's clock) */
+  2: required i64 timestamp,
+}
+
+struct GetOffsetForTimestampResponse {
+  /*
+   * The first message appended at or after the timestamp; the partition's next offset when every
+   * retained message is older; its start offset when the timestamp precedes all of them.
+   */
+  1: required i64 messageOffset,
 }
 
 struct GetTopicOffsetRequest {

@@ -47,6 +47,8 @@ service MessageService extends TalosBaseService {
   message.GetPartitionsOffsetResponse getPartitionsOffset(1: message.GetPartitionsOffsetRequest request) throws (1: common.GalaxyTalosException e),
   /* Talos extension: a producer id for idempotent puts (see PutMessageRequest.producerId). */
   message.InitProducerIdResponse initProducerId(1: message.InitProducerIdRequest request) throws (1: common.GalaxyTalosException e),
+  /* Talos extension: see GetOffsetForTimestampRequest. */
+  message.GetOffsetForTimestampResponse getOffsetForTimestamp(1: message.GetOffsetForTimestampRequest request) throws (1: common.GalaxyTalosException e),
 }
 
 /*
@@ -61,6 +63,8 @@ service ConsumerService extends TalosBaseService {
   consumer.UpdateOffsetResponse updateOffset(1: consumer.UpdateOffsetRequest request) throws (1: common.GalaxyTalosException e),
   consumer.QueryOffsetResponse queryOffset(1: consumer.QueryOffsetRequest request) throws (1: common.GalaxyTalosException e),
   consumer.QueryWorkerResponse queryWorker(1: consumer.QueryWorkerRequest request) throws (1: common.GalaxyTalosException e),
+  /* Talos extension: see ListConsumerGroupsRequest. */
+  consumer.ListConsumerGroupsResponse listConsumerGroups(1: consumer.ListConsumerGroupsRequest request) throws (1: common.GalaxyTalosException e),
 }
 
 service QuotaService extends TalosBaseService {

@@ -100,6 +100,8 @@ public final class ServerConfig extends TalosConfig {
   public static final String MESSAGE_BLOCK_UNCOMPRESSED_MAX_BYTES = "message.block.uncompressed.max.bytes";
   public static final String GET_MAX_MESSAGES = "message.get.max.messages";
   public static final String GET_MAX_BYTES = "message.get.max.bytes";
+  public static final String GET_WAIT_MAX_MS = "message.get.wait.max.ms";
+  public static final String GET_WAITERS_MAX = "message.get.waiters.max";
 
   public static final String SCHEDULING_WORKERS = "scheduling.workers";
   public static final String SCHEDULING_SELECTOR = "scheduling.selector";
@@ -294,6 +296,10 @@ public final class ServerConfig extends TalosConfig {
           "Most messages one getMessage answers with, whatever the client asks.")
       .define(GET_MAX_BYTES, Type.INT, 8 * 1024 * 1024, Validator.atLeast(1024),
           "Most payload bytes one getMessage answers with (at least one block is always returned).")
+      .define(GET_WAIT_MAX_MS, Type.LONG, 30_000L, Validator.between(0, 600_000),
+          "Long poll: longest a getMessage that asks to wait (maxWaitMs, a Talos extension) is held when it finds nothing new, in ms; it is answered as soon as a message arrives. The wait also ends before the request's deadline. Parked gets hold no thread. 0 turns long poll off (gets are answered at once).")
+      .define(GET_WAITERS_MAX, Type.INT, 10_000, Validator.between(0, 10_000_000),
+          "Long poll: most getMessage calls parked at once on this server (a few hundred bytes each, and an open connection); a get over the limit is answered at once, as without long poll.")
       .section("Request scheduling")
       .define(SCHEDULING_WORKERS, Type.INT, 8, Validator.between(1, 1024),
           "Task-pool workers serving puts and gets (Jetty threads only parse and authenticate).")

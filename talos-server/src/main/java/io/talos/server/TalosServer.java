@@ -214,7 +214,9 @@ public final class TalosServer implements AutoCloseable {
               ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS),
               new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
                   config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX)),
-              new ApiHandler.Security(new Authorizer(store), throttle)),
+              new ApiHandler.Security(new Authorizer(store), throttle),
+              new ApiHandler.LongPoll(config.getLong(ServerConfig.GET_WAIT_MAX_MS),
+                  config.getInt(ServerConfig.GET_WAITERS_MAX))),
           opsHandlers.sequence());
       server.setHandler(tls && config.getBoolean(ServerConfig.HTTP_REDIRECT_HTTPS)
           ? TlsConnector.redirectingPlainHttp(api) : api);

@@ -173,9 +173,46 @@ class TalosCliEndToEndTest {
         "--print-offsets");
     assertEquals("1\t8\t" + p1.get(8) + "\n1\t9\t" + p1.get(9) + "\n", rest.out());
 
-    Result list = talos("", "group", "list");
-    assertEquals(TalosCli.EXIT_FAILURE, list.exit());
-    assertTrue(list.err().contains("not available"), list.err());
+    Result list = talos("", "group", "list", "--topic", "grouped");
+    assertEquals(0, list.exit(), list.err());
+    assertEquals("TOPIC\tGROUP\ngrouped\tg\n", list.out());
+    Result allGroups = talos("", "group", "list");
+    assertEquals(0, allGroups.exit(), allGroups.err());
+    assertTrue(allGroups.out().startsWith("TOPIC\tGROUP\n") && allGroups.out().contains("grouped\tg\n"),
+        allGroups.out());
+  }
+
+  @Test
+  void consumeFromATimestampAndResetAGroupToOne() throws Exception {
+    client.admin().createTopic("timed", 2);
+    assertEquals(0, talos(lines(0, 10), "produce", "timed").exit());
+    Thread.sleep(50);
+    long t = System.currentTimeMillis(); // the server appends with this machine's clock
+    Thread.sleep(50);
+    assertEquals(0, talos(lines(10, 20), "produce", "timed").exit());
+    List<String> later = IntStream.range(10, 20).mapToObj(i -> "m" + i).sorted().toList();
+
+    Result from = talos("", "consume", "timed", "--from-timestamp", Long.toString(t));
+    assertEquals(0, from.exit(), from.err());
+    assertEquals(later, Arrays.stream(from.out().split("\n")).sorted().toList());
+    Result iso = talos("", "consume", "timed", "--from", "timestamp:" + java.time.Instant.ofEpochMilli(t));
+    assertEquals(from.out(), iso.out());
+
+    Result reset = talos("", "group", "reset-offsets", "tg", "--topic", "timed", "--to", "timestamp:" + t);
+    assertEquals(0, reset.exit(), reset.err());
+    Result group = talos("", "consume", "timed", "--group", "tg", "--idle-timeout-ms", "500");
+    assertEquals(0, group.exit(), group.err());
+    assertEquals(later, Arrays.stream(group.out().split("\n")).sorted().toList());
+
+    // a group member starting from the time (TalosConsumer start.from=TIMESTAMP)
+    Result member = talos("", "consume", "timed", "--group", "tg2", "--from-timestamp", Long.toString(t),
+        "--idle-timeout-ms", "500");
+    assertEquals(0, member.exit(), member.err());
+    assertEquals(later, Arrays.stream(member.out().split("\n")).sorted().toList());
+
+    Result bad = talos("", "consume", "timed", "--from-timestamp", "yesterday");
+    assertEquals(2, bad.exit());
+    assertTrue(bad.err().contains("not a time"), bad.err());
   }
 
   /** Waits until no member of the group is registered (exited members expire with the TTL). */

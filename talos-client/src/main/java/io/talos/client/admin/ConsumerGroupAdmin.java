@@ -21,8 +21,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Inspects and changes a consumer group's state on one topic with the group protocol's own
- * calls (queryWorker, queryOffset, lockPartition, updateOffset, unlockPartition). Listing all
- * groups needs a call the protocol does not have, so it is not offered.
+ * calls (queryWorker, queryOffset, lockPartition, updateOffset, unlockPartition), and lists
+ * groups with the server extension listConsumerGroups.
  *
  * <p>Thread-safe.
  */
@@ -59,6 +59,26 @@ public final class ConsumerGroupAdmin {
       long lag = o == null || o.hasError() ? 0
           : Math.max(0, o.endOffset() - Math.max(committed, o.startOffset() - 1));
       out.add(new GroupPartitionState(p, owners.get(p), committed, end, lag));
+    }
+    return out;
+  }
+
+  /** A consumer group of a topic, as {@link #list} reports it. */
+  public record GroupListing(String topicName, String group) {}
+
+  /**
+   * The consumer groups the server holds state for (a registered worker, a lock or a committed
+   * offset), of one topic or (topicName null) of every topic, sorted by topic then group. A Talos
+   * server extension: a server of the original protocol answers that it does not know the method.
+   *
+   * @throws TalosException {@code TOPIC_NOT_EXIST} for an unknown topic
+   */
+  public List<GroupListing> list(String topicName) {
+    io.talos.thrift.ListConsumerGroupsRequest request = new io.talos.thrift.ListConsumerGroupsRequest();
+    if (topicName != null) request.setTopicName(topicName);
+    List<GroupListing> out = new ArrayList<>();
+    for (io.talos.thrift.ConsumerGroupInfo g : rpc.consumer(c -> c.listConsumerGroups(request)).getGroups()) {
+      out.add(new GroupListing(g.getTopicName(), g.getConsumerGroup()));
     }
     return out;
   }

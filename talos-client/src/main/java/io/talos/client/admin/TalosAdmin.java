@@ -278,6 +278,23 @@ public final class TalosAdmin {
     return offsets;
   }
 
+  /**
+   * The offset of the partition's first message appended at or after {@code timestampMs} (epoch
+   * ms, the server's append time); the partition's next offset when every retained message is
+   * older. A Talos server extension: a server of the original protocol answers that it does not
+   * know the method.
+   *
+   * @throws TalosException e.g. {@code PARTITION_NOT_EXIST}
+   */
+  public long offsetForTimestamp(String name, int partitionId, long timestampMs) {
+    if (partitionId < 0) throw new IllegalArgumentException("partition id must be >= 0, got " + partitionId);
+    if (timestampMs < 0) throw new IllegalArgumentException("timestamp must be >= 0 (epoch ms), got " + timestampMs);
+    String resourceName = describeTopic(name).resourceName();
+    io.talos.thrift.GetOffsetForTimestampRequest request = new io.talos.thrift.GetOffsetForTimestampRequest(
+        new TopicAndPartition(name, new TopicTalosResourceName(resourceName), partitionId), timestampMs);
+    return rpc.message(c -> c.getOffsetForTimestamp(request)).getMessageOffset();
+  }
+
   private static PartitionOffsets offsets(OffsetInfo info) {
     boolean failed = info.isSetErrorCode() && info.getErrorCode() != ErrorCode.NO_ERROR;
     long start = info.isSetStartOffset() ? info.getStartOffset() : 0;

@@ -61,12 +61,18 @@ final class ConsumeCommand implements Callable<Integer> {
           + " --partition.")
   String group;
 
-  @Option(names = "--from", paramLabel = "OFFSET|earliest|latest",
+  @Option(names = "--from", paramLabel = "OFFSET|earliest|latest|timestamp:TIME",
       converter = StartPosition.Converter.class,
       description = "Where to start in each partition: an offset, earliest (the oldest retained"
-          + " message) or latest (only messages written from now on). Default: earliest; with"
+          + " message), latest (only messages written from now on) or timestamp:TIME (the first"
+          + " message appended at or after TIME: epoch ms or ISO-8601, e.g."
+          + " timestamp:2026-11-23T15:00:00Z). Default: earliest; with"
           + " --group: after the group's committed offset (earliest if none).")
   StartPosition from;
+
+  @Option(names = "--from-timestamp", paramLabel = "TIME",
+      description = "Same as --from timestamp:TIME (epoch ms or an ISO-8601 instant).")
+  String fromTimestamp;
 
   @Option(names = "--max", paramLabel = "N",
       description = "Stop after printing N messages.")
@@ -107,6 +113,14 @@ final class ConsumeCommand implements Callable<Integer> {
     if (group != null && (group.isEmpty() || group.length() > 256)) {
       throw usage("--group must be 1 to 256 characters");
     }
+    if (fromTimestamp != null) {
+      if (from != null) throw usage("--from-timestamp and --from cannot be combined");
+      try {
+        from = new StartPosition(StartPosition.Kind.TIMESTAMP, StartPosition.parseTime(fromTimestamp));
+      } catch (CommandLine.TypeConversionException e) {
+        throw usage("--from-timestamp: " + e.getMessage());
+      }
+    }
     try (TalosClient client = cli.connect(options.configBuilder().build())) {
       if (group != null) return consumeAsGroupMember(client);
       List<Integer> partitions = new ArrayList<>();
@@ -136,6 +150,7 @@ final class ConsumeCommand implements Callable<Integer> {
         case LATEST -> ends != null ? ends.get(p).nextOffset()
             : client.admin().getPartitionOffset(topic, p).nextOffset();
         case OFFSET -> start.offset();
+        case TIMESTAMP -> client.admin().offsetForTimestamp(topic, p, start.offset());
       };
     }
     boolean[] caughtUp = new boolean[n];
@@ -182,12 +197,15 @@ final class ConsumeCommand implements Callable<Integer> {
     ConsumerConfig.Builder config = ConsumerConfig.builder().autoCommit(false)
         .workerCheckIntervalMs(1_000).renewIntervalMs(1_000)
         .maxFetchRecords(fetchSize).maxPollBufferedRecords(Math.max(10_000, fetchSize))
-        .fetchBackoffMs(Math.min(pollIntervalMs, 60_000));
+        .fetchBackoffMs(Math.min(pollIntervalMs, 60_000))
+        // short-lived: no long poll (a fetch held by the server would hold the exit up to its wait)
+        .fetchMaxWaitMs(0);
     if (from != null) {
       switch (from.kind()) {
         case EARLIEST -> config.startFrom(ConsumerConfig.StartFrom.EARLIEST);
         case LATEST -> config.startFrom(ConsumerConfig.StartFrom.LATEST);
         case OFFSET -> config.startOffset(from.offset());
+        case TIMESTAMP -> config.startTimestampMs(from.offset());
       }
     }
     PrintStream out = cli.out();
@@ -255,20 +273,46 @@ final class ConsumeCommand implements Callable<Integer> {
 
   /** A parsed {@code --from}. */
   record StartPosition(Kind kind, long offset) {
-    enum Kind { EARLIEST, LATEST, OFFSET }
+    /** TIMESTAMP: {@code offset} holds the time, epoch ms. */
+    enum Kind { EARLIEST, LATEST, OFFSET, TIMESTAMP }
 
     @Override
     public String toString() {
-      return kind == Kind.OFFSET ? Long.toString(offset) : kind.name().toLowerCase(Locale.ROOT);
+      return kind == Kind.OFFSET ? Long.toString(offset)
+          : kind == Kind.TIMESTAMP ? "timestamp:" + offset : kind.name().toLowerCase(Locale.ROOT);
     }
 
-    /** Accepts {@code earliest}, {@code latest} or an offset &gt;= 0. */
+    /**
+     * A time given as epoch milliseconds or an ISO-8601 instant ({@code 2026-11-23T15:00:00Z}).
+     *
+     * @throws CommandLine.TypeConversionException when it is neither
+     */
+    static long parseTime(String value) {
+      String v = value.strip();
+      try {
+        long ms = Long.parseLong(v);
+        if (ms >= 0) return ms;
+      } catch (NumberFormatException ignored) {
+        // try ISO-8601
+      }
+      try {
+        return java.time.Instant.parse(v).toEpochMilli();
+      } catch (java.time.format.DateTimeParseException e) {
+        throw new CommandLine.TypeConversionException("'" + value + "' is not a time: use epoch"
+            + " milliseconds >= 0 or an ISO-8601 instant such as 2026-11-23T15:00:00Z");
+      }
+    }
+
+    /** Accepts {@code earliest}, {@code latest}, an offset &gt;= 0 or {@code timestamp:TIME}. */
     static final class Converter implements CommandLine.ITypeConverter<StartPosition> {
       @Override
       public StartPosition convert(String value) {
         String v = value.strip().toLowerCase(Locale.ROOT);
         if (v.equals("earliest")) return new StartPosition(Kind.EARLIEST, -1);
         if (v.equals("latest")) return new StartPosition(Kind.LATEST, -1);
+        if (v.startsWith("timestamp:")) {
+          return new StartPosition(Kind.TIMESTAMP, parseTime(value.strip().substring("timestamp:".length())));
+        }
         try {
           long offset = Long.parseLong(v);
           if (offset >= 0) return new StartPosition(Kind.OFFSET, offset);
@@ -276,7 +320,7 @@ final class ConsumeCommand implements Callable<Integer> {
           // reported below
         }
         throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not an offset >= 0, earliest or latest");
+            "'" + value + "' is not an offset >= 0, earliest, latest or timestamp:TIME");
       }
     }
   }

@@ -35,18 +35,28 @@ final class GroupCommand implements Runnable {
   }
 
   @Command(name = "list", mixinStandardHelpOptions = true,
-      description = "Not available: the Talos group protocol has no call that lists groups."
-          + " Exits with 1.")
+      description = {"List consumer groups: one line per topic and group, tab-separated under a"
+          + " header line, sorted by topic then group. A group is listed while the server holds"
+          + " state for it (a registered worker, a partition lock or a committed offset).",
+          "Uses a Talos server extension (listConsumerGroups); servers of the original protocol"
+              + " do not have it."})
   static final class ListGroups implements Callable<Integer> {
     @ParentCommand GroupCommand parent;
     @Mixin ConnectionOptions options;
 
+    @Option(names = "--topic", paramLabel = "TOPIC", description = "Only this topic's groups (default: all topics).")
+    String topic;
+
     @Override
     public Integer call() {
-      parent.cli.err().println("error: group list is not available: the Talos consumer-group"
-          + " protocol (SDK 2.0.2) has no call that lists groups; use group describe GROUP"
-          + " --topic TOPIC");
-      return TalosCli.EXIT_FAILURE;
+      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
+        PrintStream out = parent.cli.out();
+        out.println("TOPIC\tGROUP");
+        for (io.talos.client.admin.ConsumerGroupAdmin.GroupListing g : client.consumerGroups().list(topic)) {
+          out.println(g.topicName() + "\t" + g.group());
+        }
+        return TalosCli.EXIT_OK;
+      }
     }
   }
 
@@ -86,7 +96,8 @@ final class GroupCommand implements Runnable {
 
   @Command(name = "reset-offsets", mixinStandardHelpOptions = true,
       description = {"Set where the group resumes: earliest (the oldest retained message), latest"
-          + " (after the newest) or an offset (the next message the group reads), for every"
+          + " (after the newest), an offset (the next message the group reads) or timestamp:TIME"
+          + " (the first message appended at or after TIME, epoch ms or ISO-8601), for every"
           + " partition or one (--partition).",
           "Refused while a live member of the group holds one of the partitions: stop the"
               + " group's consumers (and let their locks expire) first."})
@@ -101,7 +112,7 @@ final class GroupCommand implements Runnable {
     @Option(names = "--topic", paramLabel = "TOPIC", required = true, description = "Topic name.")
     String topic;
 
-    @Option(names = "--to", paramLabel = "earliest|latest|OFFSET", required = true,
+    @Option(names = "--to", paramLabel = "earliest|latest|OFFSET|timestamp:TIME", required = true,
         converter = ConsumeCommand.StartPosition.Converter.class,
         description = "The position to resume at.")
     ConsumeCommand.StartPosition to;
@@ -121,6 +132,7 @@ final class GroupCommand implements Runnable {
             case EARLIEST -> o.startOffset();
             case LATEST -> o.nextOffset();
             case OFFSET -> to.offset();
+            case TIMESTAMP -> client.admin().offsetForTimestamp(topic, o.partitionId(), to.offset());
           };
           committed.put(o.partitionId(), resumeAt - 1);
         }

@@ -22,6 +22,8 @@ import java.util.Properties;
 public final class ConsumerConfig {
   public static final String START_FROM = "start.from";
   public static final String START_OFFSET = "start.offset";
+  public static final String START_TIMESTAMP_MS = "start.timestamp.ms";
+  public static final String FETCH_MAX_WAIT_MS = "fetch.max.wait.ms";
   public static final String AUTO_OFFSET_RESET = "auto.offset.reset";
   public static final String ENABLE_AUTO_COMMIT = "enable.auto.commit";
   public static final String AUTO_COMMIT_INTERVAL_MS = "auto.commit.interval.ms";
@@ -44,7 +46,12 @@ public final class ConsumerConfig {
     /** Messages written from now on. */
     LATEST,
     /** {@code start.offset} (the same offset for every partition). */
-    OFFSET
+    OFFSET,
+    /**
+     * The first message appended at or after {@code start.timestamp.ms} (a Talos server
+     * extension: servers of the original protocol refuse it).
+     */
+    TIMESTAMP
   }
 
   /** What to do when there is no committed offset, or the position is not in the partition. */
@@ -61,11 +68,15 @@ public final class ConsumerConfig {
   public static final ConfigDef DEFINITION = new ConfigDef()
       .section("Position and offsets")
       .define(START_FROM, Type.STRING, StartFrom.COMMITTED.name(),
-          Validator.oneOf("COMMITTED", "EARLIEST", "LATEST", "OFFSET"),
+          Validator.oneOf("COMMITTED", "EARLIEST", "LATEST", "OFFSET", "TIMESTAMP"),
           "Where reading a newly assigned partition starts: COMMITTED (after the group's committed"
-              + " offset), EARLIEST, LATEST or OFFSET (start.offset).")
+              + " offset), EARLIEST, LATEST, OFFSET (start.offset) or TIMESTAMP (start.timestamp.ms).")
       .define(START_OFFSET, Type.LONG, 0L, Validator.atLeast(0),
           "The offset to start at when start.from is OFFSET.")
+      .define(START_TIMESTAMP_MS, Type.LONG, 0L, Validator.atLeast(0),
+          "When start.from is TIMESTAMP: start at each partition's first message appended at or"
+              + " after this time (epoch ms, the server's append time); a partition with none starts"
+              + " at its end.")
       .define(AUTO_OFFSET_RESET, Type.STRING, OffsetReset.EARLIEST.name(),
           Validator.oneOf("EARLIEST", "LATEST", "NONE"),
           "Where to go when nothing is committed or the position is out of the partition's range:"
@@ -81,7 +92,13 @@ public final class ConsumerConfig {
       .define(MAX_FETCH_RECORDS, Type.INT, 1000, Validator.between(1, 100_000),
           "Most messages one get request asks for (one batch handed to a MessageProcessor).")
       .define(FETCH_BACKOFF_MS, Type.LONG, 200L, Validator.between(1, 60_000),
-          "Pause before fetching a partition again after it had nothing new or a fetch failed.")
+          "Pause before fetching a partition again after it had nothing new or a fetch failed"
+              + " (with long poll: only after a failure, or when the server does not hold gets).")
+      .define(FETCH_MAX_WAIT_MS, Type.LONG, 5_000L, Validator.between(0, 600_000),
+          "Long poll: a fetch that finds nothing new asks the server to hold it up to this long"
+              + " until a message arrives (a Talos server extension; servers without it answer at"
+              + " once and the consumer falls back to fetch.backoff.ms). 0 turns it off. Must be"
+              + " less than the client's requestTimeoutMs.")
       .define(PROCESSOR_THREADS, Type.INT, 8, Validator.between(1, 1024),
           "Threads that fetch and process partitions; a partition is on at most one at a time.")
       .define(MAX_POLL_BUFFERED_RECORDS, Type.INT, 10_000, Validator.between(1, 10_000_000),
@@ -132,6 +149,15 @@ public final class ConsumerConfig {
 
   public long startOffset() {
     return (Long) values.get(START_OFFSET);
+  }
+
+  public long startTimestampMs() {
+    return (Long) values.get(START_TIMESTAMP_MS);
+  }
+
+  /** Long-poll wait of a fetch that found nothing; 0 when long poll is off. */
+  public long fetchMaxWaitMs() {
+    return (Long) values.get(FETCH_MAX_WAIT_MS);
   }
 
   public OffsetReset autoOffsetReset() {
@@ -214,6 +240,20 @@ public final class ConsumerConfig {
     public Builder startOffset(long offset) {
       set(START_FROM, StartFrom.OFFSET.name());
       return set(START_OFFSET, offset);
+    }
+
+    /**
+     * Starts every newly assigned partition at its first message appended at or after {@code
+     * epochMs} ({@code start.from=TIMESTAMP}).
+     */
+    public Builder startTimestampMs(long epochMs) {
+      set(START_FROM, StartFrom.TIMESTAMP.name());
+      return set(START_TIMESTAMP_MS, epochMs);
+    }
+
+    /** Long-poll wait of a fetch ({@code fetch.max.wait.ms}); 0 turns long poll off. */
+    public Builder fetchMaxWaitMs(long ms) {
+      return set(FETCH_MAX_WAIT_MS, ms);
     }
 
     public Builder autoOffsetReset(OffsetReset reset) {

@@ -70,6 +70,35 @@ public final class SimpleConsumer {
    *     longer retained or not yet written, or {@link CorruptMessageBlockException}
    */
   public List<ConsumedMessage> fetch(long offset, int maxMessages) {
+    return fetch(offset, maxMessages, 0).messages();
+  }
+
+  /**
+   * What a {@link #fetch(long, int, long) long-poll fetch} got: the messages, and how long the
+   * server held the request ({@code waitedMs}), or -1 when the server does not hold requests
+   * (a server of the original protocol, or one with long poll turned off): its empty answers come
+   * at once, so the caller must pause before fetching again.
+   */
+  public record Fetched(List<ConsumedMessage> messages, long waitedMs) {
+    /** Whether the server held an empty answer for a good part of the wait asked for. */
+    public boolean serverWaited(long maxWaitMs) {
+      return waitedMs >= 0 && waitedMs >= maxWaitMs / 2;
+    }
+  }
+
+  /**
+   * As {@link #fetch(long, int)}, asking the server to hold the request up to {@code maxWaitMs}
+   * when there is nothing at {@code offset} yet (long poll, a Talos server extension): the answer
+   * comes as soon as a message is appended, or empty when the wait ends. The server caps the wait
+   * (its {@code message.get.wait.max.ms}) and ends it before the request's deadline, so keep
+   * {@code maxWaitMs} below the client's {@code requestTimeoutMs}.
+   *
+   * @param maxWaitMs 0 to answer at once
+   */
+  public Fetched fetch(long offset, int maxMessages, long maxWaitMs) {
+    if (maxWaitMs < 0 || maxWaitMs > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("maxWaitMs must be between 0 and " + Integer.MAX_VALUE + ", got " + maxWaitMs);
+    }
     if (offset < 0 && offset != START_OFFSET && offset != LATEST_OFFSET) {
       throw new IllegalArgumentException("offset must be >= 0, START_OFFSET (-1) or"
           + " LATEST_OFFSET (-2), got " + offset);
@@ -82,9 +111,11 @@ public final class SimpleConsumer {
         .setMaxGetMessageNumber(maxMessages)
         .setMaxGetMessageBytes(config.maxFetchBytes())
         .setTimeoutTimestamp(rpc.nowMs() + config.requestTimeoutMs());
+    if (maxWaitMs > 0) request.setMaxWaitMs((int) maxWaitMs);
     GetMessageResponse response = rpc.message(c -> c.getMessage(request));
+    long waited = response.isSetWaitedMs() ? response.getWaitedMs() : -1;
     if (response.getMessageBlocks() == null || response.getMessageBlocks().isEmpty()) {
-      return List.of();
+      return new Fetched(List.of(), waited);
     }
     List<ConsumedMessage> all = MessageBlockDecoder.decode(response.getMessageBlocks());
     int from = 0;
@@ -92,7 +123,7 @@ public final class SimpleConsumer {
       while (from < all.size() && all.get(from).offset() < offset) from++;
     }
     int to = (int) Math.min(all.size(), (long) from + maxMessages);
-    return from == 0 && to == all.size() ? all : new ArrayList<>(all.subList(from, to));
+    return new Fetched(from == 0 && to == all.size() ? all : new ArrayList<>(all.subList(from, to)), waited);
   }
 
   public String topicName() {

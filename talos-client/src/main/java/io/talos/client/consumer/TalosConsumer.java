@@ -92,6 +92,8 @@ public final class TalosConsumer implements AutoCloseable {
   private final ScheduledExecutorService coordinator;
   private final ScheduledThreadPoolExecutor pool;
   private final Random random = new Random();
+  /** With long poll: at most processor.threads partitions process at once (threads may be more). */
+  private final java.util.concurrent.Semaphore processing;
   private volatile int partitionCount;
   private volatile boolean closed;
 
@@ -116,6 +118,11 @@ public final class TalosConsumer implements AutoCloseable {
           + "=" + config.maxPollBufferedRecords() + ": must be at least "
           + ConsumerConfig.MAX_FETCH_RECORDS + " (" + config.maxFetchRecords() + ") in poll mode");
     }
+    if (config.fetchMaxWaitMs() >= rpc.config().requestTimeoutMs()) {
+      throw new io.talos.common.config.ConfigException(ConsumerConfig.FETCH_MAX_WAIT_MS + "="
+          + config.fetchMaxWaitMs() + ": must be less than the client's requestTimeoutMs ("
+          + rpc.config().requestTimeoutMs() + "), or the server's answer would come after the client gave up");
+    }
     this.polled = factory == null ? new ArrayBlockingQueue<>(config.maxPollBufferedRecords()) : null;
     this.metrics = new ConsumerMetrics(readers::size,
         () -> readers.values().stream().mapToLong(PartitionReader::lag).sum());
@@ -125,6 +132,7 @@ public final class TalosConsumer implements AutoCloseable {
     this.pool = new ScheduledThreadPoolExecutor(config.processorThreads(), r -> daemon(r,
         "talos-consumer-" + group + "-" + threads.incrementAndGet()));
     this.pool.setRemoveOnCancelPolicy(true);
+    this.processing = new java.util.concurrent.Semaphore(config.processorThreads(), true);
     register();
     coordinator.scheduleWithFixedDelay(guard(this::balanceOnce), 0,
         config.workerCheckIntervalMs(), TimeUnit.MILLISECONDS);
@@ -298,12 +306,19 @@ public final class TalosConsumer implements AutoCloseable {
     TopicAndPartition tp = new TopicAndPartition(topicName, resourceName, partition);
     SimpleConsumer fetcher = new SimpleConsumer(rpc, topicName,
         resourceName.getTopicTalosResourceName(), partition);
-    PartitionReader reader = new PartitionReader(partition, fetcher::fetch,
+    PartitionReader reader = new PartitionReader(partition,
+        (PartitionReader.WaitingFetcher) fetcher::fetch,
         processor, new GroupOffsetsOf(tp), config, System::currentTimeMillis, metrics,
         factory != null);
     if (processor instanceof PollFeeder f) f.reader = reader;
+    if (config.fetchMaxWaitMs() > 0) reader.limitProcessing(processing);
     readers.put(partition, reader);
     heldOrder.add(partition);
+    if (config.fetchMaxWaitMs() > 0 && readers.size() > pool.getCorePoolSize()) {
+      // A long-poll fetch occupies its thread while the server holds it: one thread per held
+      // partition, so that a waiting partition never delays one with messages.
+      pool.setCorePoolSize(readers.size());
+    }
     metrics.addPartition(reader);
     pool.execute(() -> step(reader));
   }
@@ -403,6 +418,11 @@ public final class TalosConsumer implements AutoCloseable {
     public long[] range() {
       PartitionOffsets o = admin.getPartitionOffset(topicName, tp.getPartitionId());
       return new long[] {o.startOffset(), o.endOffset()};
+    }
+
+    @Override
+    public long offsetForTimestamp(long timestampMs) {
+      return admin.offsetForTimestamp(topicName, tp.getPartitionId(), timestampMs);
     }
   }
 

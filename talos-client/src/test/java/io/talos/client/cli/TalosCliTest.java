@@ -185,7 +185,7 @@ class TalosCliTest {
         noPartitions.err());
     Result badFrom = run("", "consume", "orders", "--from", "yesterday");
     assertEquals(TalosCli.EXIT_USAGE, badFrom.exit());
-    assertTrue(badFrom.err().contains("'yesterday' is not an offset >= 0, earliest or latest"),
+    assertTrue(badFrom.err().contains("'yesterday' is not an offset >= 0, earliest, latest or timestamp:TIME"),
         badFrom.err());
     assertEquals(TalosCli.EXIT_USAGE, talos("", "produce", "orders", "--batch", "0").exit());
     assertEquals(TalosCli.EXIT_USAGE, talos("", "consume", "orders", "--max", "0").exit());

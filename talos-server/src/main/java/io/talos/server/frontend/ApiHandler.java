@@ -92,7 +92,7 @@ public final class ApiHandler extends Handler.Abstract {
    */
   static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion", "getMessage",
       "describeTopic", "listTopics", "queryTopicQuota", "listPermission", "getPermission",
-      "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker",
+      "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker", "listConsumerGroups", "getOffsetForTimestamp",
       "listUserQuota", "queryUserQuota", "listCredentials");
 
   /**
@@ -122,6 +122,19 @@ public final class ApiHandler extends Handler.Abstract {
   public record Security(Authorizer authorizer, Throttle throttle) {}
 
   /**
+   * Long poll of getMessage (see {@link GetTask}, {@link FetchWaiters}).
+   *
+   * @param maxWaitMs longest a get is held ({@code message.get.wait.max.ms}); 0: long poll off
+   * @param maxWaiters most gets parked at once ({@code message.get.waiters.max})
+   */
+  public record LongPoll(long maxWaitMs, int maxWaiters) {
+    public static final LongPoll OFF = new LongPoll(0, 0);
+  }
+
+  /** Where long-polling gets park; null when long poll is off. */
+  private final FetchWaiters waiters;
+
+  /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
    *     already wrapped in an {@link ErrorBoundary}, with the generated processor's function map
    * @param pool serves putMessage and getMessage (the Jetty thread only parses and
@@ -133,17 +146,24 @@ public final class ApiHandler extends Handler.Abstract {
    *     most until its request's deadline (see {@link StorageCalls}); 0 runs it on the pool worker
    * @param audit where authentication failures and the {@link #AUDITED} calls are written
    * @param security the permission check and the quotas
+   * @param longPoll the bounds of held gets
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
       ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit,
-      Security security) {
+      Security security, LongPoll longPoll) {
     this.security = security;
     this.throttleTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "talos-throttle");
       t.setDaemon(true);
       return t;
     });
+    if (longPoll.maxWaitMs() > 0) {
+      this.waiters = new FetchWaiters(longPoll.maxWaitMs(), longPoll.maxWaiters(), metrics);
+      messages.setAppendListener(waiters::appended);
+    } else {
+      this.waiters = null;
+    }
     this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads);
     this.audit = audit;
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
@@ -346,7 +366,8 @@ public final class ApiHandler extends Handler.Abstract {
           : bytes -> security.throttle().chargeGet(credential, topic, tap.getPartitionId(), bytes);
       MessageCallTask task = put
           ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
-          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet);
+          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet,
+              waiters, t -> pool.submit(t).accepted());
       if (task.expiredAt(clock.millis())) {
         metrics.meter(PoolMetrics.EXPIRED).mark();
         forgetReplay.run(); // nothing ran: an identical retry is not a replay
@@ -487,6 +508,7 @@ public final class ApiHandler extends Handler.Abstract {
 
   @Override
   protected void doStop() throws Exception {
+    if (waiters != null) waiters.close(); // parked gets are answered (empty) before the pool stops
     throttleTimer.shutdownNow();
     storage.close();
     super.doStop();

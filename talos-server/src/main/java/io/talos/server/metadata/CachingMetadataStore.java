@@ -162,6 +162,11 @@ public final class CachingMetadataStore implements MetadataStore {
   }
 
   @Override
+  public java.util.SortedSet<String> consumerGroups(String topicResourceName) {
+    return delegate.consumerGroups(topicResourceName);
+  }
+
+  @Override
   public Map<String, Long> workers(String group, String topicResourceName) {
     return delegate.workers(group, topicResourceName);
   }
@@ -176,11 +181,6 @@ public final class CachingMetadataStore implements MetadataStore {
   public boolean unlockPartition(String group, String topicResourceName, int partitionId,
       String workerId) {
     return delegate.unlockPartition(group, topicResourceName, partitionId, workerId);
-  }
-
-  @Override
-  public java.util.SortedSet<String> groups(String topicResourceName) {
-    return delegate.groups(topicResourceName);
   }
 
   @Override

@@ -536,18 +536,19 @@ public final class HBaseMetadataStore implements MetadataStore {
     return removeCell("removeWorker " + topicResourceName, row, qualifier, current -> true);
   }
 
+  /** Gets of the topic's row with the column prefixes of workers, locks and offsets. */
   @Override
-  public java.util.SortedSet<String> groups(String topicResourceName) {
+  public java.util.SortedSet<String> consumerGroups(String topicResourceName) {
     byte[] row = row(topicResourceName);
-    java.util.SortedSet<String> result = new java.util.TreeSet<>();
-    for (String kind : new String[] {"w/", "l/", "o/"}) {
-      for (Cell cell : prefixed("groups " + topicResourceName, row, kind)) {
+    java.util.TreeSet<String> groups = new java.util.TreeSet<>();
+    for (String kind : List.of("w/", "l/", "o/")) {
+      for (Cell cell : prefixed("consumerGroups " + topicResourceName, row, kind)) {
         String qualifier = string(CellUtil.cloneQualifier(cell));
-        int slash = qualifier.indexOf('/', kind.length());
-        if (slash > kind.length()) result.add(MvStoreMetadataStore.unescape(qualifier.substring(kind.length(), slash)));
+        int end = qualifier.indexOf('/', kind.length());
+        if (end > kind.length()) groups.add(MvStoreMetadataStore.unescape(qualifier.substring(kind.length(), end)));
       }
     }
-    return Collections.unmodifiableSortedSet(result);
+    return Collections.unmodifiableSortedSet(groups);
   }
 
   @Override

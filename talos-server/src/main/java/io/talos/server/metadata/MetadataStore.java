@@ -100,11 +100,10 @@ public interface MetadataStore extends AutoCloseable {
   OptionalLong committedOffset(String group, String topicResourceName, int partitionId);
 
   /**
-   * The consumer groups that have a registered worker, a partition lock or a committed offset on
-   * the topic, sorted (what the ops API and the console list; one scan of the topic's consumer
-   * state).
+   * The consumer groups of the topic incarnation: every group with a registered worker, a
+   * partition lock or a committed offset (expired ones included), sorted.
    */
-  java.util.SortedSet<String> groups(String topicResourceName);
+  java.util.SortedSet<String> consumerGroups(String topicResourceName);
 
   // ---- partition log next offsets (storage) ---------------------------------------------------
 

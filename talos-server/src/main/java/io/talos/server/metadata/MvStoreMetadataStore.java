@@ -402,19 +402,19 @@ public final class MvStoreMetadataStore implements MetadataStore {
     return write("removeWorker " + key, () -> workers.remove(key) != null);
   }
 
+  /** A prefix scan of {@code resourceName/} in the workers, locks and offsets maps. */
   @Override
-  public java.util.SortedSet<String> groups(String topicResourceName) {
+  public java.util.SortedSet<String> consumerGroups(String topicResourceName) {
     String prefix = topicPrefix(topicResourceName);
-    return read("groups " + prefix, () -> {
-      java.util.SortedSet<String> result = new java.util.TreeSet<>();
-      EntryConsumer group = (key, value) -> {
-        int slash = key.indexOf('/', prefix.length());
-        if (slash > prefix.length()) result.add(unescape(key.substring(prefix.length(), slash)));
-      };
-      scan(workers, prefix, group);
-      scan(locks, prefix, group);
-      scan(offsets, prefix, group);
-      return java.util.Collections.unmodifiableSortedSet(result);
+    return read("consumerGroups " + prefix, () -> {
+      java.util.TreeSet<String> groups = new java.util.TreeSet<>();
+      for (MVMap<String, String> map : List.of(workers, locks, offsets)) {
+        scan(map, prefix, (key, value) -> {
+          int end = key.indexOf('/', prefix.length());
+          if (end > prefix.length()) groups.add(unescape(key.substring(prefix.length(), end)));
+        });
+      }
+      return Collections.unmodifiableSortedSet(groups);
     });
   }
 

@@ -239,7 +239,7 @@ public final class OpsApiHandler extends Handler.Abstract {
   private int groups(ObjectNode out) {
     Map<String, List<String>> byGroup = new java.util.TreeMap<>();
     for (TopicRecord t : src.store().topics()) {
-      for (String g : src.store().groups(t.resourceName())) {
+      for (String g : src.store().consumerGroups(t.resourceName())) {
         if (byGroup.size() >= listMax && !byGroup.containsKey(g)) {
           out.put("truncated", true);
           continue;
@@ -264,7 +264,7 @@ public final class OpsApiHandler extends Handler.Abstract {
     long totalLag = 0;
     long now = clock.millis();
     for (TopicRecord t : src.store().topics()) {
-      if (!src.store().groups(t.resourceName()).contains(group)) continue;
+      if (!src.store().consumerGroups(t.resourceName()).contains(group)) continue;
       if (topics.size() >= listMax) {
         out.put("truncated", true);
         break;

@@ -175,7 +175,7 @@ public final class PrometheusMetrics {
       int lags = 0;
       try {
         for (TopicRecord t : store.topics()) {
-          for (String g : store.groups(t.resourceName())) {
+          for (String g : store.consumerGroups(t.resourceName())) {
             for (int p = 0; p < t.partitionCount(); p++) {
               if (lags >= labelsMax) {
                 dropped++;

@@ -6,6 +6,10 @@ import io.talos.server.metadata.PartitionLock;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.thrift.CheckPoint;
 import io.talos.thrift.ConsumeUnit;
+import io.talos.thrift.ConsumerGroupInfo;
+import io.talos.thrift.ListConsumerGroupsRequest;
+import io.talos.thrift.ListConsumerGroupsResponse;
+import io.talos.thrift.TopicTalosResourceName;
 import io.talos.thrift.ConsumerService;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.LockPartitionRequest;
@@ -150,6 +154,25 @@ public final class ConsumerServiceHandler extends BaseServiceHandler implements 
     TopicRecord topic = topics.partition(request.getTopicAndPartition());
     return new QueryOffsetResponse(metadata.committedOffset(request.getConsumerGroup(), topic.resourceName(),
         request.getTopicAndPartition().getPartitionId()).orElse(-1));
+  }
+
+  /**
+   * Talos extension: the consumer groups of one topic (topicName set) or of every topic, sorted by
+   * topic name then group. A group is listed while the store holds any of its state for the
+   * topic: a worker registration, a partition lock or a committed offset (expired ones
+   * included: offsets outlive their workers).
+   */
+  @Override
+  public ListConsumerGroupsResponse listConsumerGroups(ListConsumerGroupsRequest request) throws GalaxyTalosException {
+    List<TopicRecord> scope = request != null && request.isSetTopicName()
+        ? List.of(topics.byName(request.getTopicName())) : metadata.topics();
+    List<ConsumerGroupInfo> groups = new ArrayList<>();
+    for (TopicRecord topic : scope) {
+      for (String group : metadata.consumerGroups(topic.resourceName())) {
+        groups.add(new ConsumerGroupInfo(group, topic.name(), new TopicTalosResourceName(topic.resourceName())));
+      }
+    }
+    return new ListConsumerGroupsResponse(groups);
   }
 
   private static ConsumeUnit unit(ConsumeUnit unit) throws GalaxyTalosException {

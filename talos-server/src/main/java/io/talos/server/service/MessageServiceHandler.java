@@ -15,6 +15,8 @@ import io.talos.server.storage.StoredBlock;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.GetMessageRequest;
+import io.talos.thrift.GetOffsetForTimestampRequest;
+import io.talos.thrift.GetOffsetForTimestampResponse;
 import io.talos.thrift.GetMessageResponse;
 import io.talos.thrift.GetPartitionOffsetRequest;
 import io.talos.thrift.GetPartitionOffsetResponse;
@@ -66,6 +68,19 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   private final PartitionMeters meters;
   private final StorageFailureLog failures;
   private final SecureRandom producerIds = new SecureRandom();
+  private volatile AppendListener appendListener = (topic, partition) -> { };
+
+  /** Told of every successful append, once its messages are readable (long poll wakes on it). */
+  @FunctionalInterface
+  public interface AppendListener {
+    /** Must not block: runs on the thread that appended, before the put is acknowledged. */
+    void appended(String topicName, int partitionId);
+  }
+
+  /** Sets the one listener of appends; set before the server serves requests. */
+  public void setAppendListener(AppendListener listener) {
+    this.appendListener = java.util.Objects.requireNonNull(listener);
+  }
 
   public MessageServiceHandler(Topics topics, PartitionLogs logs, Clock clock, MessageBlockValidator validator,
       int maxGetMessages, int maxGetBytes) {
@@ -220,6 +235,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
           ? Topics.openLog(logs, puts.get(0).topic(), puts.get(0).partitionId()) : log;
       PartitionLog.PutResult[] results = target.appendPuts(all, clock.millis());
       if (meters != null) markStored(puts, results);
+      appendListener.appended(puts.get(0).topic().name(), puts.get(0).partitionId());
       return results;
     } catch (PartitionFencedException e) {
       PreparedPut p = puts.get(0);
@@ -269,6 +285,10 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         request.getMaxGetMessageNumber(), maxGetMessages);
     int maxBytes = bound("maxGetMessageBytes", request.isSetMaxGetMessageBytes(),
         request.getMaxGetMessageBytes(), maxGetBytes);
+    if (request.isSetMaxWaitMs() && request.getMaxWaitMs() < 0) {
+      throw TalosErrors.invalidParams("maxWaitMs " + request.getMaxWaitMs()
+          + " is negative; use 0 (answer at once) or a wait in ms (the server caps it)");
+    }
     List<StoredBlock> stored;
     try {
       try {
@@ -317,6 +337,45 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         request.getSequenceId() == null ? "" : request.getSequenceId());
     response.setUnHandledMessageNumber(Math.max(0, log.endOffset() - last));
     return response;
+  }
+
+  /**
+   * Talos extension: the offset of the partition's first message appended at or after the
+   * timestamp (the server's append time); the next offset when all retained messages are older,
+   * the start offset when the time precedes them all. Runs on the request thread; the time index
+   * makes it a few small reads (see docs/storage-format.md).
+   */
+  @Override
+  public GetOffsetForTimestampResponse getOffsetForTimestamp(GetOffsetForTimestampRequest request)
+      throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    TopicRecord topic = topics.partition(request.getTopicAndPartition());
+    int partition = request.getTopicAndPartition().getPartitionId();
+    long timestamp = request.getTimestamp();
+    if (timestamp < 0) {
+      throw TalosErrors.invalidParams("timestamp " + timestamp + " is negative; use epoch milliseconds >= 0");
+    }
+    ReadablePartition log = Topics.readable(logs, topic, partition);
+    try {
+      try {
+        return new GetOffsetForTimestampResponse(log.offsetForTimestamp(timestamp));
+      } catch (IOException e) {
+        if (!log.isClosed() || log.isFenced() || e instanceof CorruptRecordException) throw e;
+        log = Topics.readable(logs, topic, partition); // closed meanwhile: once more, reopened
+        return new GetOffsetForTimestampResponse(log.offsetForTimestamp(timestamp));
+      }
+    } catch (PartitionFencedException e) {
+      throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + partition + " of topic '" + topic.name()
+          + "' is now served by another server: " + e.getMessage());
+    } catch (PartitionDataMissingException e) {
+      throw Topics.dataMissing(topic, partition, e);
+    } catch (CorruptRecordException e) {
+      throw TalosErrors.of(ErrorCode.MESSAGE_MISSING, "messages of partition " + partition + " of topic '"
+          + topic.name() + "' cannot be read (damaged on disk): " + e.getMessage());
+    } catch (IOException e) {
+      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "time lookup in partition " + partition + " of topic '"
+          + topic.name() + "' failed; retry: " + e.getMessage());
+    }
   }
 
   @Override

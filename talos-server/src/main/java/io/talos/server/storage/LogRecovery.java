@@ -88,7 +88,9 @@ final class LogRecovery {
         }
       } else if (name.endsWith(LogSegment.INDEX_SUFFIX) && st.isFile()) {
         indexes.add(parseSegmentName(st, LogSegment.INDEX_SUFFIX));
-      } else if (name.endsWith(LogSegment.INDEX_SUFFIX + ".tmp")) {
+      } else if (name.endsWith(TimeIndex.SUFFIX) && st.isFile()) {
+        indexes.add(parseSegmentName(st, TimeIndex.SUFFIX));
+      } else if (name.endsWith(LogSegment.INDEX_SUFFIX + ".tmp") || name.endsWith(TimeIndex.SUFFIX + ".tmp")) {
         deleteLeftover(st.getPath());
       } else if (!name.endsWith(PartitionOwnership.OWNER_SUFFIX)) {
         LOG.warn("Ignoring unexpected file {} in partition log directory {}", name, dir);

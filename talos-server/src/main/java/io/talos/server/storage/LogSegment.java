@@ -85,11 +85,22 @@ final class LogSegment {
   /** Set when the writer was dropped on a file system with leases; cleared once the file is closed. */
   private volatile boolean leaseRecoveryNeeded;
 
+  /** Records per time-index entry: one entry per this many bytes of segment. */
+  static final int TIME_INDEX_INTERVAL_BYTES = 16 * 1024;
+  private final Path timeIndexPath;
+  /** Built while appending (segments this server created) or on the first lookup; see {@link TimeIndex}. */
+  private volatile TimeIndex timeIndex;
+  /** One scan extends the time index at a time. */
+  private final Object timeIndexScan = new Object();
+  /** Opened by {@link #openReadOnly}: never writes a file, not even a time index. */
+  private boolean readOnlyView;
+
   private LogSegment(FileSystem fs, Path dir, long baseOffset, long epoch, TailCache cache, OffsetIndex index,
       Durability durability, long validBytes, long nextOffset, long maxAppendTimestampMs, String lostTail) {
     this.fs = fs;
     this.logPath = logPath(dir, baseOffset, epoch);
     this.indexPath = indexPath(dir, baseOffset, epoch);
+    this.timeIndexPath = timeIndexPath(dir, baseOffset, epoch);
     this.baseOffset = baseOffset;
     this.epoch = epoch;
     this.cache = cache;
@@ -119,6 +130,10 @@ final class LogSegment {
     return indexPath(dir, baseOffset, 0);
   }
 
+  static Path timeIndexPath(Path dir, long baseOffset, long epoch) {
+    return new Path(dir, fileName(baseOffset, epoch, TimeIndex.SUFFIX));
+  }
+
   static Path logPath(Path dir, long baseOffset, long epoch) {
     return new Path(dir, fileName(baseOffset, epoch, LOG_SUFFIX));
   }
@@ -137,6 +152,7 @@ final class LogSegment {
       throws IOException {
     Path index = indexPath(dir, baseOffset, epoch);
     deleteFile(fs, index); // a stale index of a replaced segment must not describe the new file
+    deleteFile(fs, timeIndexPath(dir, baseOffset, epoch));
     FSDataOutputStream out = fs.create(logPath(dir, baseOffset, epoch), true);
     try {
       if (config.durability() == Durability.SYNC) syncDirectory(fs, dir);
@@ -147,6 +163,7 @@ final class LogSegment {
     LogSegment s = new LogSegment(fs, dir, baseOffset, epoch, cache,
         new OffsetIndex(baseOffset, config.indexIntervalBytes()), config.durability(), 0, baseOffset, -1, null);
     s.out = out;
+    s.timeIndex = new TimeIndex(baseOffset, TIME_INDEX_INTERVAL_BYTES);
     return s;
   }
 
@@ -235,11 +252,13 @@ final class LogSegment {
           p.seal().validBytes(), p.seal().nextOffset(), p.seal().maxAppendTimestampMs(), null);
       s.sealed = true;
       s.complete = true;
+      s.readOnlyView = true;
       return s;
     }
     LogSegment s = new LogSegment(fs, dir, baseOffset, epoch, TailCache.DISABLED,
         new OffsetIndex(baseOffset, config.indexIntervalBytes()), config.durability(), 0, baseOffset, -1, null);
     s.sealed = true; // nothing to seal: never writes an index
+    s.readOnlyView = true;
     try {
       s.extendVisible(s.reopenVisibleLength(), limitOffset);
     } catch (IOException | RuntimeException e) {
@@ -462,6 +481,10 @@ final class LogSegment {
     for (int i = 0; i < recordOffsets.length; i++) {
       index.maybeAppend(recordOffsets[i], start + recordPositions[i]);
     }
+    TimeIndex times = timeIndex;
+    if (times != null) {
+      times.addBatch(start, recordOffsets, recordPositions, start + batch.length, batchNextOffset, appendTimestampMs);
+    }
     if (firstAppendClockMs < 0) firstAppendClockMs = nowMs;
     maxAppendTimestampMs = Math.max(maxAppendTimestampMs, appendTimestampMs);
     nextOffset = batchNextOffset;
@@ -512,6 +535,63 @@ final class LogSegment {
     } catch (IOException | RuntimeException e) {
       LOG.warn("Could not write {}; it will be rebuilt by scanning {} when the log is opened", indexPath, logPath, e);
     }
+    writeTimeIndexQuietly();
+  }
+
+  /** Persists the time index if it covers the whole (sealed) segment; else it is rebuilt when needed. */
+  private void writeTimeIndexQuietly() {
+    TimeIndex times = timeIndex;
+    if (times == null || readOnlyView || times.coveredBytes() != validBytes) return;
+    try {
+      times.write(fs, timeIndexPath, nextOffset, validBytes);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not write {}; it will be rebuilt by scanning {} when needed", timeIndexPath, logPath, e);
+    }
+  }
+
+  /**
+   * The offset of the first record (its first message) of this segment appended at or after
+   * {@code timestampMs} and below {@code limitOffset}, or -1 if there is none. Loads the persisted
+   * time index or builds it by scanning record headers (only the part not covered yet), then scans
+   * from the index's start position. Thread-safe (reads only; a sealed writer's segment may write
+   * its time index file once it is complete).
+   */
+  long offsetForTimestamp(long timestampMs, long limitOffset) throws IOException {
+    long valid = validBytes; // read before nextOffset: see the class comment
+    long next = nextOffset;
+    TimeIndex times = timeIndex;
+    boolean persistAfterScan = false;
+    synchronized (timeIndexScan) {
+      if (times == null) {
+        times = sealed && !readOnlyView && out == null
+            ? TimeIndex.read(fs, timeIndexPath, baseOffset, next, valid, TIME_INDEX_INTERVAL_BYTES) : null;
+        if (times == null) {
+          times = new TimeIndex(baseOffset, TIME_INDEX_INTERVAL_BYTES);
+          persistAfterScan = sealed && !readOnlyView && out == null;
+        }
+        timeIndex = times;
+      }
+      long covered = times.coveredBytes();
+      if (covered < valid) {
+        RecordCursor c = cursor(covered, valid);
+        RecordFormat.Header h;
+        while ((h = c.next()) != null) {
+          if (!times.addRecord(c.position(), h.startOffset(), h.nextOffset(), h.appendTimestampMs(), h.recordLength())) {
+            break; // an append extended it meanwhile
+          }
+          c.advance(h);
+        }
+      }
+      if (persistAfterScan && times.coveredBytes() == valid) writeTimeIndexQuietly();
+    }
+    RecordCursor c = cursor(times.startPosition(timestampMs), valid);
+    RecordFormat.Header h;
+    while ((h = c.next()) != null) {
+      if (h.startOffset() >= limitOffset) return -1;
+      if (h.appendTimestampMs() >= timestampMs) return h.startOffset();
+      c.advance(h);
+    }
+    return -1;
   }
 
   /** Deletes the index, then the log file (an index without its log is cleaned up on open). */
@@ -529,6 +609,7 @@ final class LogSegment {
    */
   void deleteFilesKeepingInput() throws IOException {
     abortWriter();
+    deleteFile(fs, timeIndexPath);
     deleteFile(fs, indexPath);
     deleteFile(fs, logPath);
   }

@@ -550,6 +550,33 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     }
   }
 
+  @Override
+  public long offsetForTimestamp(long timestampMs) throws IOException {
+    segmentsLock.readLock().lock();
+    try {
+      ensureOpen();
+      owner.ensureNotFenced();
+      long end = endOffset;
+      return offsetForTimestamp(segments, end, timestampMs);
+    } finally {
+      segmentsLock.readLock().unlock();
+    }
+  }
+
+  /**
+   * {@link #offsetForTimestamp(long)} over {@code segs} below {@code end}, shared with the read-only
+   * {@link PartitionReader}: the first segment whose newest append timestamp reaches the time holds
+   * the answer (every message of the segments before it is older).
+   */
+  static long offsetForTimestamp(List<LogSegment> segs, long end, long timestampMs) throws IOException {
+    for (LogSegment seg : segs) {
+      if (!seg.hasRecords() || seg.baseOffset() >= end || seg.maxAppendTimestampMs() < timestampMs) continue;
+      long offset = seg.offsetForTimestamp(timestampMs, end);
+      if (offset >= 0) return offset;
+    }
+    return end;
+  }
+
   /**
    * The read of {@link #read} over {@code segs} (ascending, covering {@code offset}) below {@code
    * end}, shared with the read-only {@link PartitionReader}; the caller checked the range and

@@ -157,6 +157,20 @@ public final class PartitionReader implements Closeable, ReadablePartition {
     }
   }
 
+  @Override
+  public long offsetForTimestamp(long timestampMs) throws IOException {
+    refreshIfDue();
+    segmentsLock.readLock().lock();
+    try {
+      ensureOpen();
+      Snapshot s = snapshot;
+      if (s.missing() != null) throw new PartitionDataMissingException(s.missing());
+      return PartitionLog.offsetForTimestamp(s.segments(), s.endOffset(), timestampMs);
+    } finally {
+      segmentsLock.readLock().unlock();
+    }
+  }
+
   private List<StoredBlock> readKnown(long offset, int maxMessages, int maxBytes)
       throws OffsetOutOfRangeException, IOException {
     segmentsLock.readLock().lock();

@@ -24,6 +24,13 @@ public interface ReadablePartition {
    */
   List<StoredBlock> read(long offset, int maxMessages, int maxBytes) throws OffsetOutOfRangeException, IOException;
 
+  /**
+   * The offset of the first message appended at or after {@code timestampMs} (append timestamps,
+   * the server's clock); {@link #endOffset()} when every readable message is older. Uses the
+   * segments' newest timestamps to skip whole segments and their {@link TimeIndex} within one.
+   */
+  long offsetForTimestamp(long timestampMs) throws IOException;
+
   /** Closed by its cache (idle, over the limits): fetch it again from {@link PartitionLogs}. */
   boolean isClosed();
 

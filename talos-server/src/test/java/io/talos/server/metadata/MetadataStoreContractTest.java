@@ -298,6 +298,22 @@ public abstract class MetadataStoreContractTest {
   }
 
   @Test
+  void consumerGroupsListsEveryGroupWithStateOfThatTopicOnly() {
+    String res = topic("orders", "s1").resourceName();
+    String other = topic("other", "s2").resourceName();
+    assertEquals(java.util.Set.of(), store.consumerGroups(res));
+    store.registerWorker("by-worker", res, "w1", 100);
+    assertTrue(store.lockPartition("by-lock/x", res, 3, "w1", 100, TTL_MS));
+    store.setOffset("by-offset%2F", res, 0, 7);
+    store.registerWorker("elsewhere", other, "w1", 100);
+    assertEquals(List.of("by-lock/x", "by-offset%2F", "by-worker"), List.copyOf(store.consumerGroups(res)));
+    assertEquals(List.of("elsewhere"), List.copyOf(store.consumerGroups(other)));
+    assertTrue(store.removeWorker("by-worker", res, "w1"));
+    assertTrue(store.unlockPartition("by-lock/x", res, 3, "w1"));
+    assertEquals(List.of("by-offset%2F"), List.copyOf(store.consumerGroups(res)));
+  }
+
+  @Test
   void removeWorkerRemovesOnlyThatWorker() {
     String res = topic("orders", "s1").resourceName();
     store.registerWorker(GROUP, res, "w1", 100);

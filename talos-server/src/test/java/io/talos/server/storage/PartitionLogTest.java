@@ -193,9 +193,11 @@ class PartitionLogTest {
     assertEquals(4, log.segmentCount(), "the big record rolls the non-empty segment");
     fx.append(log, T0, 1, 10);
     assertEquals(5, log.segmentCount(), "and the segment holding it is full");
-    assertEquals(List.of("00000000000000000000.index", "00000000000000000000.log", "00000000000000000004.index",
-        "00000000000000000004.log", "00000000000000000008.index", "00000000000000000008.log",
-        "00000000000000000010.index", "00000000000000000010.log", "00000000000000000011.log"), filesInDir());
+    assertEquals(List.of("00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
+        "00000000000000000004.index", "00000000000000000004.log", "00000000000000000004.timeindex",
+        "00000000000000000008.index", "00000000000000000008.log", "00000000000000000008.timeindex",
+        "00000000000000000010.index", "00000000000000000010.log", "00000000000000000010.timeindex",
+        "00000000000000000011.log"), filesInDir());
     fx.assertEveryBlockReadable(log, 0);
   }
 
@@ -500,8 +502,10 @@ class PartitionLogTest {
     for (int i = 0; i < 6; i++) fx.append(first, T0, 1, 951); // segments at 0 (4 records) and 4
     first.close();
     assertEquals(List.of("00000000000000000000-00000000000000000001.index",
-        "00000000000000000000-00000000000000000001.log", "00000000000000000001.owner",
-        "00000000000000000004-00000000000000000001.index", "00000000000000000004-00000000000000000001.log"),
+        "00000000000000000000-00000000000000000001.log", "00000000000000000000-00000000000000000001.timeindex",
+        "00000000000000000001.owner",
+        "00000000000000000004-00000000000000000001.index", "00000000000000000004-00000000000000000001.log",
+        "00000000000000000004-00000000000000000001.timeindex"),
         filesInDir());
     // what a fenced owner may leave behind: an empty segment inside another's range, and an empty
     // lower-epoch file with the same base offset as a real segment
@@ -512,8 +516,10 @@ class PartitionLogTest {
     assertEquals(6, second.endOffset());
     fx.assertEveryBlockReadable(second, 0);
     assertEquals(List.of("00000000000000000000-00000000000000000001.index",
-        "00000000000000000000-00000000000000000001.log", "00000000000000000002.owner",
+        "00000000000000000000-00000000000000000001.log", "00000000000000000000-00000000000000000001.timeindex",
+        "00000000000000000002.owner",
         "00000000000000000004-00000000000000000001.index", "00000000000000000004-00000000000000000001.log",
+        "00000000000000000004-00000000000000000001.timeindex",
         "00000000000000000006-00000000000000000002.log"), filesInDir());
     assertFalse(second.isFenced());
   }
@@ -606,7 +612,7 @@ class PartitionLogTest {
     PartitionLog log = open(faulty, small);
     fx.append(log, T0, 1, 10);
     faulty.nextWriteFault = FaultInjectingFileSystem.WriteFault.HALF_THEN_IOEXCEPTION;
-    faulty.failNextCreates.set(3); // sealing's index file, the new segment, and the retry
+    faulty.failNextCreates.set(4); // sealing's index and time index files, the new segment, and the retry
     IOException first = assertThrows(IOException.class, () -> log.append(List.of(LogFixture.block(1, 1, 10)), T0));
     assertEquals(1, first.getSuppressed().length, "the failed roll is attached");
     IOException second = assertThrows(IOException.class, () -> log.append(List.of(LogFixture.block(1, 1, 10)), T0));

@@ -37,6 +37,12 @@ public final class PartitionReader {
     List<ConsumedMessage> fetch(long offset, int maxMessages);
   }
 
+  /** A long-poll fetch: {@code SimpleConsumer.fetch(long, int, long)}. */
+  @FunctionalInterface
+  public interface WaitingFetcher {
+    io.talos.client.consumer.SimpleConsumer.Fetched fetch(long offset, int maxMessages, long maxWaitMs);
+  }
+
   /** The group's offset operations for this partition. */
   public interface GroupOffsets {
     /** The committed offset, or -1. */
@@ -47,10 +53,18 @@ public final class PartitionReader {
 
     /** Start (oldest) and end (newest, inclusive) offsets of the partition. */
     long[] range();
+
+    /**
+     * The offset of the first message appended at or after {@code timestampMs} (the end offset + 1
+     * when there is none).
+     */
+    default long offsetForTimestamp(long timestampMs) {
+      throw new UnsupportedOperationException("start.from=TIMESTAMP is not supported here");
+    }
   }
 
   private final int partition;
-  private final Fetcher reader;
+  private final WaitingFetcher reader;
   private final MessageProcessor processor;
   private final GroupOffsets group;
   private final ConsumerConfig config;
@@ -69,6 +83,19 @@ public final class PartitionReader {
   private long delivered = -1;
   private long consumedSinceCommit;
   private long lastCommitMs;
+  /** The last fetch found nothing: the next one long-polls (fetch.max.wait.ms). */
+  private boolean caughtUp;
+  /** Bounds how many partitions process at once when threads outnumber processor.threads; or null. */
+  private volatile java.util.concurrent.Semaphore processing;
+
+  /**
+   * Makes {@code process} calls take a permit of {@code permits}: with long poll the consumer runs
+   * more threads than {@code processor.threads} (a waiting fetch holds one), and this keeps the
+   * processing itself to {@code processor.threads} partitions at once.
+   */
+  public void limitProcessing(java.util.concurrent.Semaphore permits) {
+    this.processing = permits;
+  }
   private List<ConsumedMessage> pending;
 
   /**
@@ -76,6 +103,19 @@ public final class PartitionReader {
    *     false (poll mode): once {@link #markConsumed} says so
    */
   public PartitionReader(int partition, Fetcher reader, MessageProcessor processor,
+      GroupOffsets group, ConsumerConfig config, LongSupplier clockMs, ConsumerMetrics metrics,
+      boolean consumedOnProcess) {
+    this(partition, (WaitingFetcher) (offset, max, wait) ->
+        new io.talos.client.consumer.SimpleConsumer.Fetched(reader.fetch(offset, max), -1),
+        processor, group, config, clockMs, metrics, consumedOnProcess);
+  }
+
+  /**
+   * With long poll: a fetch right after one that found nothing asks the server to wait up to
+   * {@code fetch.max.wait.ms}; when the server did hold it, the next step is due at once
+   * ({@link Step#BUSY}) instead of after {@code fetch.backoff.ms}.
+   */
+  public PartitionReader(int partition, WaitingFetcher reader, MessageProcessor processor,
       GroupOffsets group, ConsumerConfig config, LongSupplier clockMs, ConsumerMetrics metrics,
       boolean consumedOnProcess) {
     this.partition = partition;
@@ -92,10 +132,43 @@ public final class PartitionReader {
     return partition;
   }
 
-  /** One step; never throws for server or processor failures (they are logged and retried). */
-  public synchronized Step runOnce() {
-    if (stopped) return Step.STOPPED;
-    if (failure != null) return Step.IDLE;
+  /**
+   * One step; never throws for server or processor failures (they are logged and retried). A
+   * long-poll fetch runs without holding the reader's lock, so commits, {@link #stop} and
+   * {@link #markConsumed} do not wait for it.
+   */
+  public Step runOnce() {
+    long waitAt;
+    long wait;
+    synchronized (this) {
+      if (stopped) return Step.STOPPED;
+      if (failure != null) return Step.IDLE;
+      boolean longPoll = initialized && pending == null && caughtUp && config.fetchMaxWaitMs() > 0;
+      waitAt = position;
+      wait = longPoll ? config.fetchMaxWaitMs() : 0;
+    }
+    io.talos.client.consumer.SimpleConsumer.Fetched waited = null;
+    TalosException waitError = null;
+    if (wait > 0) {
+      try {
+        waited = reader.fetch(waitAt, config.maxFetchRecords(), wait);
+      } catch (TalosException e) {
+        waitError = e;
+      }
+    }
+    synchronized (this) {
+      if (stopped) return Step.STOPPED;
+      if (wait > 0 && position != waitAt) { // moved meanwhile (cannot happen between steps): fetch again
+        waited = null;
+        waitError = null;
+        wait = 0;
+      }
+      return stepLocked(waited, waitError, wait);
+    }
+  }
+
+  /** The rest of a step; {@code waited}/{@code waitError}: the outcome of a long-poll fetch, if one ran. */
+  private Step stepLocked(io.talos.client.consumer.SimpleConsumer.Fetched waited, TalosException waitError, long wait) {
     try {
       if (!initialized) {
         initialize();
@@ -103,8 +176,11 @@ public final class PartitionReader {
       }
       if (pending == null) {
         List<ConsumedMessage> got;
+        io.talos.client.consumer.SimpleConsumer.Fetched fetched;
         try {
-          got = reader.fetch(position, config.maxFetchRecords());
+          if (waitError != null) throw waitError;
+          fetched = waited != null ? waited : reader.fetch(position, config.maxFetchRecords(), 0);
+          got = fetched.messages();
         } catch (TalosException e) {
           if (e.errorCode() != ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE) throw e;
           resetOutOfRange(e);
@@ -113,13 +189,18 @@ public final class PartitionReader {
         if (got.isEmpty()) {
           endOffset = Math.max(endOffset, position - 1);
           commitIfDue(false);
-          return Step.IDLE;
+          boolean serverWaited = wait > 0 && fetched.serverWaited(wait);
+          caughtUp = true;
+          return serverWaited ? Step.BUSY : Step.IDLE;
         }
+        caughtUp = false;
         pending = got;
       }
       List<ConsumedMessage> batch = pending;
       long last = batch.get(batch.size() - 1).offset();
       delivered = last;
+      java.util.concurrent.Semaphore permits = processing;
+      if (permits != null) permits.acquireUninterruptibly();
       try {
         processor.process(batch, checkpointer);
       } catch (RetryLater e) {
@@ -129,6 +210,8 @@ public final class PartitionReader {
             partition, batch.get(0).offset(), e);
         metrics.processingErrors.mark();
         return Step.IDLE;
+      } finally {
+        if (permits != null) permits.release();
       }
       pending = null;
       position = last + 1;
@@ -151,6 +234,7 @@ public final class PartitionReader {
       case COMMITTED -> start = committed >= 0 ? committed + 1 : resetPosition(null);
       case EARLIEST -> start = group.range()[0];
       case LATEST -> start = group.range()[1] + 1;
+      case TIMESTAMP -> start = group.offsetForTimestamp(config.startTimestampMs());
       default -> start = config.startOffset();
     }
     if (failure != null) return;
