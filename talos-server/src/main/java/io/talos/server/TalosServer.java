@@ -17,6 +17,13 @@ import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataException;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
+import io.talos.server.metadata.PartitionOwnerEpochs;
+import io.talos.server.cluster.ClusterNode;
+import io.talos.server.cluster.ClusterOpsHandler;
+import io.talos.server.cluster.ClusterSettings;
+import io.talos.server.cluster.NodeInfo;
+import io.talos.server.cluster.NodeState;
+import io.talos.server.cluster.PartitionRouting;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.ops.HealthChecks;
 import io.talos.server.ops.OpsHandler;
@@ -85,12 +92,18 @@ public final class TalosServer implements AutoCloseable {
   private final TaskPool pool;
   private final ScheduledExecutorService maintenance;
   private final AdminCredentials.Result admin;
+  /** This node's part in the cluster (cluster.enabled), or null for a single node. */
+  private final ClusterNode cluster;
+  private final PartitionRouting routing;
   private volatile boolean closed;
 
   private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
     this.config = config;
+    ClusterSettings clusterSettings = ClusterSettings.from(config); // refuses a bad cluster setup before anything
     createPrivateDirectory(config.dataDir());
-    MetadataStore store = cached(config, clock, wrapStore.apply(openMetadata(config)));
+    MetadataStore opened = openMetadata(config);
+    MetadataStore store = cached(config, clock, wrapStore.apply(opened));
+    ClusterNode clusterNode = null;
     PartitionLogs partitionLogs = null;
     TaskPool taskPool = null;
     Server server = null;
@@ -116,7 +129,16 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.opened.logs", (Gauge<Integer>) gauged::openedLogs);
       metrics.register("storage.evicted.logs", (Gauge<Integer>) gauged::evictedLogs);
 
-      Topics topics = new Topics(store);
+      if (clusterSettings != null) {
+        if (!(opened instanceof PartitionOwnerEpochs epochs)) {
+          throw new ConfigException(ServerConfig.CLUSTER_ENABLED + "=true requires " + ServerConfig.METADATA_STORE
+              + "=hbase");
+        }
+        clusterNode = new ClusterNode(clusterSettings, new NodeInfo("starting", "http://starting", null, 0,
+            NodeState.ACTIVE, clusterSettings.capacity()), epochs, partitionLogs, store,
+            store instanceof CachingMetadataStore c ? c : null, clock);
+      }
+      Topics topics = new Topics(clusterNode != null ? clusterNode.broadcasting(store) : store);
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
           new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
               config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
@@ -176,13 +198,15 @@ public final class TalosServer implements AutoCloseable {
               new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
                   config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX))),
           new OrphansHandler(topicDeletions),
+          clusterNode != null ? new ClusterOpsHandler(clusterNode) : new Handler.Sequence(),
           new OpsHandler(metrics, healthChecks),
           new NotFoundHandler()));
       // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
       // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
       server.setErrorHandler(new TalosErrorHandler(metrics));
       server.start();
-      opsServer = startOpsServer(config, topicDeletions, healthChecks);
+      opsServer = startOpsServer(config, topicDeletions, healthChecks, clusterNode);
+      if (clusterNode != null) clusterNode.join(localNode(clusterSettings, config, server));
 
       final PartitionLogs retained = partitionLogs;
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -225,6 +249,7 @@ public final class TalosServer implements AutoCloseable {
         }
       }
       if (taskPool != null) taskPool.close();
+      if (clusterNode != null) clusterNode.close();
       if (partitionLogs != null) {
         partitionLogs.close();
         try {
@@ -242,6 +267,19 @@ public final class TalosServer implements AutoCloseable {
     this.opsJetty = opsServer;
     this.pool = taskPool;
     this.maintenance = scheduler;
+    this.cluster = clusterNode;
+    this.routing = clusterNode != null ? clusterNode.routing()
+        : PartitionRouting.singleNode(new NodeInfo("local", endpoint().toString(), config.getString(ServerConfig.HOST), 0,
+            NodeState.ACTIVE, 1));
+  }
+
+  /** This node as it registers in the cluster: its id, API URL and capacity. */
+  private static NodeInfo localNode(ClusterSettings settings, ServerConfig config, Server server) {
+    ServerConnector c = (ServerConnector) server.getConnectors()[0];
+    String host = c.getHost() == null || c.getHost().equals("0.0.0.0") ? "127.0.0.1" : c.getHost();
+    String id = settings.nodeId().isEmpty() ? ClusterNode.defaultNodeId(host, c.getLocalPort()) : settings.nodeId();
+    String url = settings.advertisedUrl().isEmpty() ? "http://" + host + ":" + c.getLocalPort() : settings.advertisedUrl();
+    return new NodeInfo(id, url, host, 0, NodeState.ACTIVE, settings.capacity());
   }
 
   /**
@@ -250,7 +288,7 @@ public final class TalosServer implements AutoCloseable {
    * One acceptor and one selector: it serves a few monitoring requests.
    */
   private Server startOpsServer(ServerConfig config, TopicDeletions topicDeletions,
-      HealthChecks healthChecks) throws Exception {
+      HealthChecks healthChecks, ClusterNode clusterNode) throws Exception {
     int port = config.getInt(ServerConfig.OPS_PORT);
     if (port < 0) return null;
     QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.OPS_THREADS_MAX), 2);
@@ -263,7 +301,8 @@ public final class TalosServer implements AutoCloseable {
     connector.setPort(port);
     connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
     ops.addConnector(connector);
-    ops.setHandler(new Handler.Sequence(new OrphansHandler(topicDeletions), new OpsHandler(metrics, healthChecks),
+    ops.setHandler(new Handler.Sequence(new OrphansHandler(topicDeletions),
+        clusterNode != null ? new ClusterOpsHandler(clusterNode) : new Handler.Sequence(), new OpsHandler(metrics, healthChecks),
         new NotFoundHandler()));
     ops.setErrorHandler(new TalosErrorHandler(metrics));
     try {
@@ -480,10 +519,49 @@ public final class TalosServer implements AutoCloseable {
     return metadata;
   }
 
+  /**
+   * Where each partition is served: {@link PartitionRouting#singleNode} for a single server, the
+   * cluster assignment with cluster.enabled (available from construction; NOT_SERVING everywhere
+   * until the node has joined).
+   */
+  public PartitionRouting routing() {
+    return routing;
+  }
+
+  /** This node's part in the cluster, or null without cluster.enabled. */
+  public ClusterNode cluster() {
+    return cluster;
+  }
+
+  /**
+   * Like a killed process, for tests: leaves the cluster (the ZooKeeper session ends) and stops
+   * answering, without draining and without closing its partition logs (segments stay open, their
+   * leases held by this process's file-system client, until the next owner recovers them).
+   */
+  void crash() {
+    synchronized (this) {
+      if (closed) return;
+      closed = true;
+    }
+    if (cluster != null) cluster.close();
+    pool.close();
+    try {
+      jetty.stop();
+      if (opsJetty != null) opsJetty.stop();
+    } catch (Exception e) {
+      LOG.warn("stopping the front-end failed", e);
+    }
+    maintenance.shutdownNow();
+    metadata.close();
+  }
+
   @Override
   public synchronized void close() {
     if (closed) return;
     closed = true;
+    // A cluster node drains first (DelayRemoved): its partitions are refused at once (retriable)
+    // and move to the other nodes without the reassign delay; appends under way finish.
+    if (cluster != null) cluster.drain();
     // The pool first: waiting tasks are answered "shutting down, retry" and running ones finish,
     // so Jetty's stop finds no request still waiting for a worker.
     pool.close();
@@ -500,6 +578,7 @@ public final class TalosServer implements AutoCloseable {
       }
     }
     maintenance.shutdownNow();
+    if (cluster != null) cluster.close();
     logs.close();
     try {
       logs.fileSystem().close(); // a new instance per server (PartitionLogs.fileSystemFor)
