@@ -15,7 +15,8 @@ import java.util.Objects;
  * kill, a long pause, or a close without drain) keeps its place in the applied view for {@code
  * reassignDelayMs}, so a node back within it keeps its partitions and nothing moves for a blip;
  * its partitions route to it meanwhile (they are unserved: that delay is the cost of a crash). A
- * DRAINING member has no tokens, so its partitions move at once. A view that still holds departed
+ * DRAINING member has no tokens, so its partitions move at once, and its departure is applied at
+ * once. A view that still holds departed
  * members has version {@code 2 x zxid}, the same members without them {@code 2 x zxid + 1}: the
  * version grows with each change of the map.
  *
@@ -62,7 +63,8 @@ public final class AssignmentRouting implements PartitionRouting {
     observed.nodes().forEach(n -> applied.put(n.id(), n));
     departed.keySet().removeIf(applied::containsKey); // came back in time
     for (NodeInfo before : assignment.view().nodes()) {
-      if (!applied.containsKey(before.id()) && !before.id().equals(selfId)) {
+      // A DRAINING member owns nothing: its departure changes no partition and needs no delay.
+      if (!applied.containsKey(before.id()) && !before.id().equals(selfId) && before.state() == NodeState.ACTIVE) {
         departed.putIfAbsent(before.id(), new Departed(before, now));
       }
     }

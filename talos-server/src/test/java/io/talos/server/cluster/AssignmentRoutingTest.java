@@ -72,4 +72,16 @@ class AssignmentRoutingTest {
     assertEquals(NodeState.DRAINING, r.localNode().state());
     assertTrue(r.version() > 0);
   }
+
+  @Test
+  void shouldApplyTheDepartureOfADrainedNodeAtOnce() {
+    ManualClock clock = new ManualClock(0);
+    AssignmentRouting r = new AssignmentRouting(node("a"), 64, 2_000, clock);
+    r.apply(new MembershipView(10, List.of(node("a"), node("b"))));
+    r.apply(new MembershipView(11, List.of(node("a"), node("b").withState(NodeState.DRAINING))));
+    assertEquals("a", r.owner("t", Integer.parseInt(partitionOwnedBy(r, "a").substring(2))).id());
+    assertEquals(0, r.apply(new MembershipView(12, List.of(node("a")))), "nothing pending");
+    assertEquals(1, r.assignment().view().nodes().size());
+    assertEquals(25, r.version());
+  }
 }
