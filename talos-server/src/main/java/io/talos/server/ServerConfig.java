@@ -120,6 +120,17 @@ public final class ServerConfig extends TalosConfig {
   public static final String OPS_METRICS_LABELS_MAX = "ops.metrics.labels.max";
   public static final String STORAGE_FAILURE_LOG_INTERVAL_MS = "storage.failure.log.interval.ms";
 
+  public static final String CLUSTER_ENABLED = "cluster.enabled";
+  public static final String CLUSTER_NODE_ID = "cluster.node.id";
+  public static final String CLUSTER_NODE_CAPACITY = "cluster.node.capacity";
+  public static final String CLUSTER_ADVERTISED_URL = "cluster.advertised.url";
+  public static final String CLUSTER_ZOOKEEPER_QUORUM = "cluster.zookeeper.quorum";
+  public static final String CLUSTER_ZOOKEEPER_ROOT = "cluster.zookeeper.root";
+  public static final String CLUSTER_ZOOKEEPER_SESSION_TIMEOUT_MS = "cluster.zookeeper.session.timeout.ms";
+  public static final String CLUSTER_REASSIGN_DELAY_MS = "cluster.reassign.delay.ms";
+  public static final String CLUSTER_ASSIGNMENT_VNODES_PER_CAPACITY = "cluster.assignment.vnodes.per.capacity";
+  public static final String CLUSTER_DRAIN_TIMEOUT_MS = "cluster.drain.timeout.ms";
+
   public static final String HADOOP_PREFIX = "hadoop.";
   public static final String HBASE_PREFIX = "hbase.";
 
@@ -332,6 +343,27 @@ public final class ServerConfig extends TalosConfig {
           "Cardinality cap of the labeled metrics: most partitions with their own put/get meters (traffic of further partitions is counted under topic=\"_other\"), and most label sets of each per-partition or per-group family on /metrics (talos_metrics_labels_dropped counts the rest); 0 names no topic or group on /metrics.")
       .define(STORAGE_FAILURE_LOG_INTERVAL_MS, Type.LONG, 60_000L, Validator.between(0, 86_400_000),
           "A storage failure of a put, get or partition open is logged on the server (WARN, with topic, partition and cause) at most once per partition per this many ms; the next line counts the failures not logged (suppressed=N). 0 logs every failure.")
+      .section("Cluster")
+      .define(CLUSTER_ENABLED, Type.BOOLEAN, false, null,
+          "Run as one node of a cluster sharing HDFS and HBase: membership in ZooKeeper, partitions assigned by consistent hashing and owned by one node at a time (docs/cluster.md). Requires metadata.store=hbase, an hdfs:// storage.root.uri and a ZooKeeper quorum.")
+      .define(CLUSTER_NODE_ID, Type.STRING, "",
+          null, "cluster.enabled: this node's id, unique and stable across restarts (letters, digits, '.', '_', '-'); empty means host_port of the API endpoint.")
+      .define(CLUSTER_NODE_CAPACITY, Type.INT, 1, Validator.between(1, 1000),
+          "cluster.enabled: relative weight of this node in the assignment; its virtual nodes, and so its share of partitions, scale with it.")
+      .define(CLUSTER_ADVERTISED_URL, Type.STRING, "",
+          null, "cluster.enabled: the API base URL other nodes and clients reach this node at (http://host:port); empty means the bound endpoint.")
+      .define(CLUSTER_ZOOKEEPER_QUORUM, Type.STRING, "",
+          null, "cluster.enabled: ZooKeeper quorum of the membership, host[:port] comma-separated; empty means metadata.hbase.zookeeper.quorum.")
+      .define(CLUSTER_ZOOKEEPER_ROOT, Type.STRING, "/talos", Validator.nonEmpty(),
+          "cluster.enabled: znode under which the cluster keeps its membership (nodes/), drain requests (drain/) and the topic version (topics-version); one per cluster.")
+      .define(CLUSTER_ZOOKEEPER_SESSION_TIMEOUT_MS, Type.LONG, 4_000L, Validator.between(1_000, 600_000),
+          "cluster.enabled: ZooKeeper session timeout, in ms. A node that loses its connection stops serving its partitions at once (well before the session can expire); a dead node's membership ends after this (the server may round it to its limits).")
+      .define(CLUSTER_REASSIGN_DELAY_MS, Type.LONG, 2_000L, Validator.between(0, 3_600_000),
+          "cluster.enabled: how long after a node's membership ends its partitions are reassigned, in ms (a node back within it keeps them). With the session timeout, the time a killed owner's partitions are unserved (plus HDFS lease recovery); a drained node's partitions move at once.")
+      .define(CLUSTER_ASSIGNMENT_VNODES_PER_CAPACITY, Type.INT, 256, Validator.between(1, 4096),
+          "cluster.enabled: virtual nodes on the hash ring per unit of cluster.node.capacity; more spread partitions more evenly. Must be the same on every node.")
+      .define(CLUSTER_DRAIN_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(0, 3_600_000),
+          "cluster.enabled: a clean shutdown (or bin/talos cluster drain) marks the node DRAINING, waits at most this long for in-flight requests of the partitions it gives up, then stops, in ms.")
       .definePrefix(HADOOP_PREFIX,
           "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).")
       .definePrefix(HBASE_PREFIX,

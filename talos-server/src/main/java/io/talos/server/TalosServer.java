@@ -21,6 +21,13 @@ import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.server.metadata.MetadataException;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.MvStoreMetadataStore;
+import io.talos.server.metadata.PartitionOwnerEpochs;
+import io.talos.server.cluster.ClusterNode;
+import io.talos.server.cluster.ClusterOpsHandler;
+import io.talos.server.cluster.ClusterSettings;
+import io.talos.server.cluster.NodeInfo;
+import io.talos.server.cluster.NodeState;
+import io.talos.server.cluster.PartitionRouting;
 import io.talos.server.metadata.TopicRecord;
 import io.talos.server.ops.BridgedMetricRegistry;
 import io.talos.server.ops.ClusterView;
@@ -103,15 +110,21 @@ public final class TalosServer implements AutoCloseable {
   private final TaskPool pool;
   private final ScheduledExecutorService maintenance;
   private final AdminCredentials.Result admin;
+  /** This node's part in the cluster (cluster.enabled), or null for a single node. */
+  private final ClusterNode cluster;
+  private final PartitionRouting routing;
   private volatile boolean closed;
 
   private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
     this.config = config;
+    ClusterSettings clusterSettings = ClusterSettings.from(config); // refuses a bad cluster setup before anything
     this.partitionMeters = new PartitionMeters(config.getInt(ServerConfig.OPS_METRICS_LABELS_MAX));
     this.clusterView = ClusterView.singleNode(() -> ClusterView.localNodeInfo(
         endpoint().getHost() + ":" + endpoint().getPort(), endpoint().toString()));
     createPrivateDirectory(config.dataDir());
-    MetadataStore store = cached(config, clock, wrapStore.apply(openMetadata(config)));
+    MetadataStore opened = openMetadata(config);
+    MetadataStore store = cached(config, clock, wrapStore.apply(opened));
+    ClusterNode clusterNode = null;
     PartitionLogs partitionLogs = null;
     TaskPool taskPool = null;
     Server server = null;
@@ -137,7 +150,16 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.opened.logs", (Gauge<Integer>) gauged::openedLogs);
       metrics.register("storage.evicted.logs", (Gauge<Integer>) gauged::evictedLogs);
 
-      Topics topics = new Topics(store);
+      if (clusterSettings != null) {
+        if (!(opened instanceof PartitionOwnerEpochs epochs)) {
+          throw new ConfigException(ServerConfig.CLUSTER_ENABLED + "=true requires " + ServerConfig.METADATA_STORE
+              + "=hbase");
+        }
+        clusterNode = new ClusterNode(clusterSettings, new NodeInfo("starting", "http://starting", null, 0,
+            NodeState.ACTIVE, clusterSettings.capacity()), epochs, partitionLogs, store,
+            store instanceof CachingMetadataStore c ? c : null, clock);
+      }
+      Topics topics = new Topics(clusterNode != null ? clusterNode.broadcasting(store) : store);
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
           new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
               config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
@@ -198,7 +220,7 @@ public final class TalosServer implements AutoCloseable {
       if (tls) server.addConnector(TlsConnector.create(server, config, http));
       HealthChecks healthChecks = healthChecks(config, store, partitionLogs);
       OpsHandlers opsHandlers = new OpsHandlers(config, clock, store, partitionLogs, topicDeletions, healthChecks,
-          new OpsAdminAuth(authenticator, clock));
+          new OpsAdminAuth(authenticator, clock), clusterNode);
       Throttle throttle = new Throttle(new Throttle.Limits(
           config.getLong(ServerConfig.QUOTA_PARTITION_PUT_BYTES_PER_SEC),
           config.getLong(ServerConfig.QUOTA_PARTITION_GET_BYTES_PER_SEC), config.getLong(ServerConfig.QUOTA_BURST_MS),
@@ -226,6 +248,7 @@ public final class TalosServer implements AutoCloseable {
       server.start();
       if (tls) TlsConnector.started(server, http);
       opsServer = startOpsServer(config, opsHandlers);
+      if (clusterNode != null) clusterNode.join(localNode(clusterSettings, config, server));
 
       final PartitionLogs retained = partitionLogs;
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -268,6 +291,7 @@ public final class TalosServer implements AutoCloseable {
         }
       }
       if (taskPool != null) taskPool.close();
+      if (clusterNode != null) clusterNode.close();
       if (partitionLogs != null) {
         partitionLogs.close();
         try {
@@ -285,6 +309,19 @@ public final class TalosServer implements AutoCloseable {
     this.opsJetty = opsServer;
     this.pool = taskPool;
     this.maintenance = scheduler;
+    this.cluster = clusterNode;
+    this.routing = clusterNode != null ? clusterNode.routing()
+        : PartitionRouting.singleNode(new NodeInfo("local", endpoint().toString(), config.getString(ServerConfig.HOST), 0,
+            NodeState.ACTIVE, 1));
+  }
+
+  /** This node as it registers in the cluster: its id, API URL and capacity. */
+  private static NodeInfo localNode(ClusterSettings settings, ServerConfig config, Server server) {
+    ServerConnector c = (ServerConnector) server.getConnectors()[0];
+    String host = c.getHost() == null || c.getHost().equals("0.0.0.0") ? "127.0.0.1" : c.getHost();
+    String id = settings.nodeId().isEmpty() ? ClusterNode.defaultNodeId(host, c.getLocalPort()) : settings.nodeId();
+    String url = settings.advertisedUrl().isEmpty() ? "http://" + host + ":" + c.getLocalPort() : settings.advertisedUrl();
+    return new NodeInfo(id, url, host, 0, NodeState.ACTIVE, settings.capacity());
   }
 
   /**
@@ -328,8 +365,11 @@ public final class TalosServer implements AutoCloseable {
     private final Clock clock;
     private final PrometheusMetrics prometheus;
 
+    private final ClusterNode clusterNode;
+
     OpsHandlers(ServerConfig config, Clock clock, MetadataStore store, PartitionLogs logs, TopicDeletions deletions,
-        HealthChecks healthChecks, OpsAdminAuth auth) {
+        HealthChecks healthChecks, OpsAdminAuth auth, ClusterNode clusterNode) {
+      this.clusterNode = clusterNode;
       this.deletions = deletions;
       this.healthChecks = healthChecks;
       this.auth = auth;
@@ -343,6 +383,7 @@ public final class TalosServer implements AutoCloseable {
     /** New handler instances each call: a Jetty handler belongs to one server. */
     Handler sequence() {
       return new Handler.Sequence(new OrphansHandler(deletions),
+          clusterNode != null ? new ClusterOpsHandler(clusterNode) : new Handler.Sequence(),
           new OpsApiHandler(sources, auth, metrics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS),
               config.getInt(ServerConfig.OPS_LIST_MAX_ENTRIES)),
           new MetricsHandler(prometheus, metrics), new ConsoleHandler(metrics), new OpsHandler(metrics, healthChecks),
@@ -588,10 +629,49 @@ public final class TalosServer implements AutoCloseable {
     return metadata;
   }
 
+  /**
+   * Where each partition is served: {@link PartitionRouting#singleNode} for a single server, the
+   * cluster assignment with cluster.enabled (available from construction; NOT_SERVING everywhere
+   * until the node has joined).
+   */
+  public PartitionRouting routing() {
+    return routing;
+  }
+
+  /** This node's part in the cluster, or null without cluster.enabled. */
+  public ClusterNode cluster() {
+    return cluster;
+  }
+
+  /**
+   * Like a killed process, for tests: leaves the cluster (the ZooKeeper session ends) and stops
+   * answering, without draining and without closing its partition logs (segments stay open, their
+   * leases held by this process's file-system client, until the next owner recovers them).
+   */
+  void crash() {
+    synchronized (this) {
+      if (closed) return;
+      closed = true;
+    }
+    if (cluster != null) cluster.close();
+    pool.close();
+    try {
+      jetty.stop();
+      if (opsJetty != null) opsJetty.stop();
+    } catch (Exception e) {
+      LOG.warn("stopping the front-end failed", e);
+    }
+    maintenance.shutdownNow();
+    metadata.close();
+  }
+
   @Override
   public synchronized void close() {
     if (closed) return;
     closed = true;
+    // A cluster node drains first (DelayRemoved): its partitions are refused at once (retriable)
+    // and move to the other nodes without the reassign delay; appends under way finish.
+    if (cluster != null) cluster.drain();
     // The pool first: waiting tasks are answered "shutting down, retry" and running ones finish,
     // so Jetty's stop finds no request still waiting for a worker.
     pool.close();
@@ -608,6 +688,7 @@ public final class TalosServer implements AutoCloseable {
       }
     }
     maintenance.shutdownNow();
+    if (cluster != null) cluster.close();
     logs.close();
     try {
       logs.fileSystem().close(); // a new instance per server (PartitionLogs.fileSystemFor)

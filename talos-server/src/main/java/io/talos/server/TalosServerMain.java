@@ -50,6 +50,10 @@ public final class TalosServerMain implements Callable<Integer> {
       server.close();
       stopped.countDown();
     }, "talos-shutdown"));
+    if (server.cluster() != null) {
+      // bin/talos cluster drain <node>: once drained, the process exits (the hook closes the rest).
+      server.cluster().drained().thenRun(() -> new Thread(() -> System.exit(0), "talos-drained-exit").start());
+    }
     System.out.println("Talos is up: endpoint " + server.endpoint() + ", data in " + config.dataDir());
     if (server.opsEndpoint() != null) System.out.println("Ops (health, metrics): " + server.opsEndpoint() + "/ops/health");
     // Never the secret itself: stdout ends up in terminals, logs and service managers' journals.

@@ -40,7 +40,7 @@ import picocli.CommandLine.Spec;
     versionProvider = TalosCli.Version.class,
     description = "Talos command-line client.",
     subcommands = {TopicCommand.class, PartitionCommand.class, ProduceCommand.class, ConsumeCommand.class,
-        UserCommand.class, GroupCommand.class, AclCommand.class},
+        UserCommand.class, GroupCommand.class, AclCommand.class, ClusterCommand.class},
     footer = {"", "Exit codes: 0 success, 1 the operation failed, 2 wrong usage."})
 public final class TalosCli implements Runnable {
   public static final int EXIT_OK = 0;

@@ -56,6 +56,14 @@ public final class CachingMetadataStore implements MetadataStore {
         .expireAfterWrite(Duration.ofMillis(ttlMs)).ticker(nanoTicker).build();
   }
 
+  /**
+   * Drops every cached topic: another node changed topics (the cluster's topic version moved), so
+   * the next lookups read the store instead of waiting for the entries to expire.
+   */
+  public void invalidateTopics() {
+    topics.invalidateAll();
+  }
+
   /** The store this one caches. */
   public MetadataStore delegate() {
     return delegate;

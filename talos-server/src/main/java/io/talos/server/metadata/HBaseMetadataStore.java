@@ -101,6 +101,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>lockPartition / unlockPartition / commitOffset</b>: conditional on the exact lock
  *   cell read; commitOffset writes the offset cell in the same row iff the lock cell is
  *   unchanged, so it is atomic with the holder check.
+ *   <li><b>claimPartitionOwner</b>: conditional put of the next owner epoch on the exact cell
+ *   read (or its absence); see {@link PartitionOwnerEpochs}.
  *   <li><b>raisePartitionNextOffset</b>: conditional put of the higher offset on the exact cell
  *   read (or its absence); an unknown outcome is resolved by reading again (raising is
  *   idempotent: a stored value at or above the new one is success).
@@ -125,7 +127,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: one HBase {@link Connection} is shared; a {@link Table} is taken per call.
  */
-public final class HBaseMetadataStore implements MetadataStore {
+public final class HBaseMetadataStore implements MetadataStore, PartitionOwnerEpochs {
   private static final Logger LOG = LoggerFactory.getLogger(HBaseMetadataStore.class);
 
   /** Layout version of the tables and keys; see the class comment. */
@@ -572,33 +574,18 @@ public final class HBaseMetadataStore implements MetadataStore {
     byte[] qualifier = partitionQualifier('l', group, partitionId);
     byte[] value = bytes(MetadataCodec.encodeLock(workerId, nowMs));
     String what = "lockPartition " + topicResourceName + " " + string(qualifier);
-    checkOpen();
-    try (Table topics = connection.getTable(topicsTable)) {
-      for (int round = 0; round < MAX_CAS_ROUNDS; round++) {
-        byte[] stored = get(topics, row, qualifier);
-        if (Arrays.equals(stored, value)) {
-          return true; // already ours at nowMs (e.g. an earlier attempt of this call landed)
-        }
-        if (stored != null) {
-          PartitionLock current = MetadataCodec.decodeLock("lock " + what, partitionId,
-              string(stored));
-          if (!current.workerId().equals(workerId) && !current.expired(nowMs, ttlMs)) {
-            return false;
-          }
-        }
-        CheckAndMutate.Builder cas = CheckAndMutate.newBuilder(row);
-        cas = stored == null ? cas.ifNotExists(FAMILY, qualifier)
-            : cas.ifEquals(FAMILY, qualifier, stored);
-        if (Boolean.TRUE.equals(tryCas(topics, cas.build(new Put(row).addColumn(FAMILY,
-            qualifier, value))))) {
-          return true;
-        }
-        // Failed or unknown: the next round's read decides.
+    return compareAndSet(what, topicsTable, row, qualifier, (stored, unknown) -> {
+      if (Arrays.equals(stored, value)) {
+        return CasStep.done(true); // already ours at nowMs (e.g. an earlier attempt of this call landed)
       }
-      throw contended(what);
-    } catch (IOException e) {
-      throw failed(what, e);
-    }
+      if (stored != null) {
+        PartitionLock current = MetadataCodec.decodeLock("lock " + what, partitionId, string(stored));
+        if (!current.workerId().equals(workerId) && !current.expired(nowMs, ttlMs)) {
+          return CasStep.done(false);
+        }
+      }
+      return CasStep.write(new Put(row).addColumn(FAMILY, qualifier, value), true);
+    });
   }
 
   @Override
@@ -696,26 +683,13 @@ public final class HBaseMetadataStore implements MetadataStore {
     byte[] row = row(topicResourceName);
     byte[] qualifier = nextOffsetQualifier(partitionId);
     String what = "raisePartitionNextOffset " + topicResourceName + " " + string(qualifier);
-    checkOpen();
-    try (Table topics = connection.getTable(topicsTable)) {
-      for (int round = 0; round < MAX_CAS_ROUNDS; round++) {
-        byte[] stored = get(topics, row, qualifier);
-        if (stored != null && MetadataCodec.decodeOffset("next offset " + what, string(stored)) >= nextOffset) {
-          return; // already at or above: also how an applied write of unknown outcome shows up
-        }
-        CheckAndMutate.Builder cas = CheckAndMutate.newBuilder(row);
-        cas = stored == null ? cas.ifNotExists(FAMILY, qualifier) : cas.ifEquals(FAMILY, qualifier, stored);
-        Boolean ok = tryCas(topics, cas.build(new Put(row).addColumn(FAMILY, qualifier,
-            bytes(MetadataCodec.encodeOffset(nextOffset)))));
-        if (Boolean.TRUE.equals(ok)) {
-          return;
-        }
-        // false: another raise won, null: unknown outcome; either way the next read decides
+    compareAndSet(what, topicsTable, row, qualifier, (stored, unknown) -> {
+      if (stored != null && MetadataCodec.decodeOffset("next offset " + what, string(stored)) >= nextOffset) {
+        return CasStep.done(null); // already at or above: also how an applied write of unknown outcome shows up
       }
-      throw contended(what);
-    } catch (IOException e) {
-      throw failed(what, e);
-    }
+      return CasStep.write(new Put(row).addColumn(FAMILY, qualifier, bytes(MetadataCodec.encodeOffset(nextOffset))),
+          null);
+    });
   }
 
   @Override
@@ -731,6 +705,51 @@ public final class HBaseMetadataStore implements MetadataStore {
     } catch (IOException e) {
       throw failed(what, e);
     }
+  }
+
+  // ---- partition owner epochs (cluster) ------------------------------------------------------
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here: the cell {@code e/<10-digit partition>} of the topic's row holds {@code
+   * <epoch>:<nodeId>}; a claim writes epoch + 1 with {@link #compareAndSet} on the exact bytes read.
+   * A claim whose write had an unknown outcome and then finds this node's id stored made that write
+   * (no other node writes this node's id).
+   */
+  @Override
+  public PartitionOwner claimPartitionOwner(String topicResourceName, int partitionId, String nodeId) {
+    Objects.requireNonNull(nodeId, "nodeId");
+    byte[] row = row(topicResourceName);
+    byte[] qualifier = ownerQualifier(partitionId);
+    String what = "claimPartitionOwner " + topicResourceName + " " + string(qualifier);
+    return compareAndSet(what, topicsTable, row, qualifier, (stored, unknown) -> {
+      PartitionOwner current = stored == null ? null : PartitionOwner.decode(what, string(stored));
+      if (unknown && current != null && current.nodeId().equals(nodeId)) return CasStep.done(current);
+      PartitionOwner next = new PartitionOwner(current == null ? 1 : current.epoch() + 1, nodeId);
+      return CasStep.write(new Put(row).addColumn(FAMILY, qualifier, bytes(next.encode())), next);
+    });
+  }
+
+  @Override
+  public Optional<PartitionOwner> partitionOwner(String topicResourceName, int partitionId) {
+    byte[] row = row(topicResourceName);
+    byte[] qualifier = ownerQualifier(partitionId);
+    String what = "partitionOwner " + topicResourceName + " " + string(qualifier);
+    checkOpen();
+    try (Table topics = connection.getTable(topicsTable)) {
+      byte[] stored = get(topics, row, qualifier);
+      return stored == null ? Optional.empty() : Optional.of(PartitionOwner.decode(what, string(stored)));
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
+  }
+
+  static byte[] ownerQualifier(int partitionId) {
+    if (partitionId < 0) {
+      throw new IllegalArgumentException("partitionId must be >= 0, was " + partitionId);
+    }
+    return bytes("e/" + String.format("%010d", partitionId));
   }
 
   static byte[] nextOffsetQualifier(int partitionId) {
@@ -1004,26 +1023,66 @@ public final class HBaseMetadataStore implements MetadataStore {
    * conditionally on its exact bytes. @return false if it did not exist or the condition failed
    */
   private boolean removeCell(String what, byte[] row, byte[] qualifier, CellCondition condition) {
-    checkOpen();
-    try (Table topics = connection.getTable(topicsTable)) {
-      boolean unknown = false;
-      for (int round = 0; round < MAX_CAS_ROUNDS; round++) {
-        byte[] stored = get(topics, row, qualifier);
-        if (stored == null || !condition.holds(stored)) {
-          if (unknown) {
-            // The earlier attempt may have removed it, or someone else did in between.
-            throw unknownOutcome(what, null);
-          }
-          return false;
+    return compareAndSet(what, topicsTable, row, qualifier, (stored, unknown) -> {
+      if (stored == null || !condition.holds(stored)) {
+        if (unknown) {
+          // The earlier attempt may have removed it, or someone else did in between.
+          throw unknownOutcome(what, null);
         }
-        Boolean ok = tryCas(topics, CheckAndMutate.newBuilder(row)
-            .ifEquals(FAMILY, qualifier, stored)
-            .build(new Delete(row).addColumns(FAMILY, qualifier)));
+        return CasStep.done(false);
+      }
+      return CasStep.write(new Delete(row).addColumns(FAMILY, qualifier), true);
+    });
+  }
+
+  /**
+   * What one round of {@link #compareAndSet} does after reading the cell: finish with a result
+   * without writing ({@code mutation} null), or write {@code mutation} (a Put or Delete of the same
+   * row) iff the cell is still what was read, and finish with {@code result} if it was.
+   */
+  private record CasStep<T>(org.apache.hadoop.hbase.client.Mutation mutation, T result) {
+    static <T> CasStep<T> done(T result) {
+      return new CasStep<>(null, result);
+    }
+
+    static <T> CasStep<T> write(org.apache.hadoop.hbase.client.Mutation mutation, T result) {
+      return new CasStep<>(Objects.requireNonNull(mutation, "mutation"), result);
+    }
+  }
+
+  /** Decides a {@link CasStep} from the stored bytes (null: absent). */
+  private interface CasRound<T> {
+    /**
+     * @param unknown whether an earlier round's write had an unknown outcome (it may have landed:
+     *     the decision must recognise its own write, or throw {@link #unknownOutcome})
+     */
+    CasStep<T> decide(byte[] stored, boolean unknown);
+  }
+
+  /**
+   * The one read-decide-conditionally-write loop of this store (see "Atomicity" in the class
+   * comment): reads {@code qualifier} of {@code row}, lets {@code round} decide, and writes its
+   * mutation on the condition that the cell still holds exactly the bytes read (or is still
+   * absent). A lost race or an unknown outcome reads again, at most {@link #MAX_CAS_ROUNDS} times.
+   */
+  private <T> T compareAndSet(String what, TableName table, byte[] row, byte[] qualifier, CasRound<T> round) {
+    checkOpen();
+    try (Table t = connection.getTable(table)) {
+      boolean unknown = false;
+      for (int r = 0; r < MAX_CAS_ROUNDS; r++) {
+        byte[] stored = get(t, row, qualifier);
+        CasStep<T> step = round.decide(stored, unknown);
+        if (step.mutation() == null) return step.result();
+        CheckAndMutate.Builder cas = CheckAndMutate.newBuilder(row);
+        cas = stored == null ? cas.ifNotExists(FAMILY, qualifier) : cas.ifEquals(FAMILY, qualifier, stored);
+        Boolean ok = tryCas(t, step.mutation() instanceof Put put ? cas.build(put)
+            : cas.build((Delete) step.mutation()));
         if (ok == null) {
           unknown = true;
         } else if (ok) {
-          return true;
+          return step.result();
         }
+        // false: another writer won, null: unknown outcome; either way the next read decides
       }
       throw contended(what);
     } catch (IOException e) {

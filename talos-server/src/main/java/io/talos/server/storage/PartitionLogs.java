@@ -146,6 +146,8 @@ public final class PartitionLogs implements Closeable {
   private final ThreadPoolExecutor openExecutor;
   private final AtomicInteger opensCount = new AtomicInteger();
   private final AtomicInteger evictionsCount = new AtomicInteger();
+  /** Asked before every write use of a log; see {@link PartitionWriteGate}. */
+  private volatile PartitionWriteGate writeGate = PartitionWriteGate.ALWAYS;
 
   /**
    * @param fs where the logs live; a checksummed {@link org.apache.hadoop.fs.LocalFileSystem} is
@@ -205,6 +207,68 @@ public final class PartitionLogs implements Closeable {
     this.tailCache = tailCacheBytes == 0 ? TailCache.DISABLED : new TailCache(tailCacheBytes);
   }
 
+  /**
+   * Sets who decides which partitions this server may write (a cluster node: the ones it owns).
+   * Set before the first request; {@link PartitionWriteGate#ALWAYS} by default.
+   */
+  public void writeGate(PartitionWriteGate gate) {
+    this.writeGate = Objects.requireNonNull(gate, "gate");
+  }
+
+  /**
+   * Gives a partition up (a cluster node that no longer owns it): closes its log, sealing the
+   * active segment unless another server took it over already (waiting for the append under way,
+   * if any), and forgets its fenced state and kept offsets, so that a later {@link #log} (after
+   * the node claims it again) opens it afresh with recovery. Read-only views stay. Thread-safe.
+   *
+   * @return whether a log was open
+   */
+  public boolean release(String topicResourceName, int partitionId) {
+    TopicPartition key = new TopicPartition(topicResourceName, partitionId);
+    fenced.remove(key);
+    closedOffsets.remove(key);
+    CompletableFuture<PartitionLog> f = logs.get(key);
+    if (f == null) return false;
+    if (!f.isDone()) {
+      try {
+        f.get(limits.defaultDeadlineMs() == Long.MAX_VALUE ? 60_000 : limits.defaultDeadlineMs(),
+            TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      } catch (ExecutionException | TimeoutException e) {
+        logs.remove(key, f); // failed open, or still recovering: the next claim opens again
+        return false;
+      }
+    }
+    if (f.isCompletedExceptionally()) {
+      logs.remove(key, f);
+      return false;
+    }
+    deletion.readLock().lock();
+    try {
+      if (!logs.remove(key, f)) return false;
+      lastUseMs.remove(key);
+      f.join().close();
+      fenced.remove(key);
+      LOG.info("Released partition {} of {}: closed its log", partitionId, topicResourceName);
+      return true;
+    } finally {
+      deletion.readLock().unlock();
+    }
+  }
+
+  /**
+   * Whether this server's log of the partition was taken over by another server (open and fenced,
+   * or evicted as fenced) and stays refused until {@link #release}d.
+   */
+  public boolean isFenced(String topicResourceName, int partitionId) {
+    TopicPartition key = new TopicPartition(topicResourceName, partitionId);
+    if (fenced.containsKey(key)) return true;
+    CompletableFuture<PartitionLog> f = logs.get(key);
+    return f != null && f.isDone() && !f.isCompletedExceptionally() && f.join().isFenced();
+  }
+
   /** The cache of recent appends shared by this server's logs. */
   public TailCache tailCache() {
     return tailCache;
@@ -254,6 +318,7 @@ public final class PartitionLogs implements Closeable {
     TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
         partitionId);
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    writeGate.checkWritable(topicResourceName, partitionId);
     String fencedBy = fenced.get(key);
     if (fencedBy != null) throw new PartitionFencedException(fencedBy);
     CompletableFuture<PartitionLog> existing = logs.get(key);
@@ -458,6 +523,7 @@ public final class PartitionLogs implements Closeable {
     TopicPartition key = new TopicPartition(Objects.requireNonNull(topicResourceName, "topicResourceName"),
         partitionId);
     if (partitionId < 0) throw new IllegalArgumentException("partitionId=" + partitionId + " must be >= 0");
+    writeGate.checkWritable(topicResourceName, partitionId);
     CompletableFuture<PartitionLog> f;
     deletion.readLock().lock();
     try {

@@ -135,6 +135,31 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
   // ---- schema -------------------------------------------------------------------------------
 
   @Test
+  void ownerEpochClaimsRacingFromTwoNodesGetDistinctIncreasingEpochs() throws Exception {
+    String ns = freshNamespace();
+    try (HBaseMetadataStore a = HBaseMetadataStore.open(clientConf(), ns);
+        HBaseMetadataStore b = HBaseMetadataStore.open(clientConf(), ns)) {
+      assertEquals(Optional.empty(), a.partitionOwner("t#x#1", 3));
+      assertEquals(new PartitionOwner(1, "n1"), a.claimPartitionOwner("t#x#1", 3, "n1"));
+      List<PartitionOwner> claims = java.util.Collections.synchronizedList(new ArrayList<>());
+      Thread[] threads = new Thread[4];
+      for (int i = 0; i < threads.length; i++) {
+        HBaseMetadataStore s = i % 2 == 0 ? a : b;
+        String node = "n" + (i + 2);
+        threads[i] = new Thread(() -> claims.add(s.claimPartitionOwner("t#x#1", 3, node)));
+        threads[i].start();
+      }
+      for (Thread t : threads) t.join();
+      assertEquals(List.of(2L, 3L, 4L, 5L), claims.stream().map(PartitionOwner::epoch).sorted().toList(),
+          "every claim got its own epoch: " + claims);
+      PartitionOwner last = claims.stream().max(java.util.Comparator.comparingLong(PartitionOwner::epoch))
+          .orElseThrow();
+      assertEquals(Optional.of(last), b.partitionOwner("t#x#1", 3));
+      assertEquals(Optional.empty(), b.partitionOwner("t#x#1", 4), "per partition");
+    }
+  }
+
+  @Test
   void createsTheNamespaceTablesAndSchemaVersionOnFirstOpen() throws Exception {
     String ns = freshNamespace();
     try (HBaseMetadataStore s = HBaseMetadataStore.open(clientConf(), ns)) {

@@ -1,0 +1,231 @@
+package io.talos.server.cluster;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.talos.server.metadata.CachingMetadataStore;
+import io.talos.server.metadata.MetadataStore;
+import io.talos.server.metadata.PartitionOwnerEpochs;
+import io.talos.server.metadata.TopicRecord;
+import io.talos.server.storage.PartitionLogs;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node's part in the cluster, wired together: {@link ClusterMembership} (ZooKeeper) feeds
+ * {@link AssignmentRouting} (which partition is whose), {@link OwnedPartitions} takes partitions
+ * over and gives them up as the assignment moves, {@link TopicChangeBroadcast} spreads topic
+ * changes. Created before the front-end starts (routing answers NOT_SERVING until {@link #join});
+ * joined once the API listens; {@link #drain}ed and closed on shutdown.
+ *
+ * <p>Thread-safety: membership callbacks run on one "talos-cluster" thread; the rest is thread-safe.
+ */
+public final class ClusterNode implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final ClusterSettings settings;
+  private final AssignmentRouting routing;
+  private final OwnedPartitions owned;
+  private final MetadataStore store;
+  private final CachingMetadataStore cache;
+  private final ScheduledExecutorService executor;
+  private final CompletableFuture<Void> drained = new CompletableFuture<>();
+  private volatile ClusterMembership membership;
+  private volatile TopicChangeBroadcast broadcast;
+  private volatile MembershipView lastObserved = MembershipView.EMPTY;
+  private volatile boolean closed;
+
+  /**
+   * @param self this node until {@link #join} says how it registers
+   * @param epochs where owner epochs are claimed (the HBase store)
+   * @param store the node's metadata store (for /ops/cluster partition counts)
+   * @param cache the node's topic cache (dropped on topic changes), or null
+   */
+  public ClusterNode(ClusterSettings settings, NodeInfo self, PartitionOwnerEpochs epochs, PartitionLogs logs,
+      MetadataStore store, CachingMetadataStore cache, Clock clock) {
+    this.settings = settings;
+    this.store = store;
+    this.cache = cache;
+    this.routing = new AssignmentRouting(self, settings.vnodesPerCapacity(), settings.reassignDelayMs(), clock);
+    this.owned = new OwnedPartitions(routing, epochs, logs);
+    this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "talos-cluster-" + self.id());
+      t.setDaemon(true);
+      return t;
+    });
+    logs.writeGate(owned);
+  }
+
+  /** The node id a server gets when {@code cluster.node.id} is empty: host_port of its endpoint. */
+  public static String defaultNodeId(String host, int port) {
+    return host.replaceAll("[^A-Za-z0-9.-]", "-") + "_" + port;
+  }
+
+  public AssignmentRouting routing() {
+    return routing;
+  }
+
+  public OwnedPartitions owned() {
+    return owned;
+  }
+
+  /** {@code store} that tells every node after a topic create, change or delete (see {@link TopicChangeBroadcast}). */
+  public MetadataStore broadcasting(MetadataStore store) {
+    return (MetadataStore) java.lang.reflect.Proxy.newProxyInstance(MetadataStore.class.getClassLoader(),
+        new Class<?>[] {MetadataStore.class}, (proxy, method, args) -> {
+          Object result;
+          try {
+            result = method.invoke(store, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+          TopicChangeBroadcast b = broadcast;
+          if (b != null && Boolean.TRUE.equals(result)
+              && (method.getName().equals("createTopic") || method.getName().equals("replaceTopic")
+              || method.getName().equals("deleteTopic"))) {
+            b.bump();
+          }
+          return result;
+        });
+  }
+
+  /** Registers {@code self} in ZooKeeper and starts following the membership. */
+  public void join(NodeInfo self) throws IOException {
+    routing.self(self);
+    membership = new ClusterMembership(settings.zookeeperQuorum(), settings.zookeeperRoot(),
+        settings.sessionTimeoutMs(), routing.localNode(), executor, this::viewChanged, this::connectionChanged,
+        this::drainRequested);
+    routing.connected(true);
+    try {
+      broadcast = new TopicChangeBroadcast(membership.client(), settings.zookeeperRoot(), executor, () -> {
+        if (cache != null) cache.invalidateTopics();
+      });
+    } catch (Exception e) {
+      throw new IOException("cannot watch the cluster's topic version: " + e, e);
+    }
+  }
+
+  private void viewChanged(MembershipView view) {
+    if (closed) return;
+    lastObserved = view;
+    long due = routing.apply(view);
+    owned.reconcile();
+    if (due > 0) {
+      long waitMs = Math.max(1, due - System.currentTimeMillis());
+      executor.schedule(() -> viewChanged(lastObserved), waitMs, TimeUnit.MILLISECONDS);
+    }
+    LOG.debug("Applied membership version {}: {}", routing.version(), view.nodes());
+  }
+
+  private void connectionChanged(boolean connected) {
+    routing.connected(connected);
+    owned.reconcile(); // not connected: every partition released at once
+  }
+
+  private void drainRequested() {
+    LOG.info("A drain of node {} was requested", routing.localNode().id());
+    Thread t = new Thread(() -> {
+      try {
+        drain();
+      } catch (RuntimeException e) {
+        LOG.warn("Drain failed", e);
+      }
+    }, "talos-drain");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /**
+   * Clean shutdown's first half (DelayRemoved): stops serving this node's partitions at once
+   * (PARTITION_NOT_SERVING, retriable), announces DRAINING so the others take them over without the
+   * reassign delay, and releases them (each log closed after its append under way). Completes
+   * {@link #drained()}. Idempotent.
+   */
+  public void drain() {
+    synchronized (drained) {
+      if (drained.isDone()) return;
+      routing.draining();
+      ClusterMembership m = membership;
+      if (m != null) {
+        try {
+          m.setState(NodeState.DRAINING);
+        } catch (IOException e) {
+          LOG.warn("Could not announce DRAINING; others take the partitions over after the reassign delay", e);
+        }
+      }
+      int released = owned.reconcile();
+      LOG.info("Node {} drained: released {} partitions", routing.localNode().id(), released);
+      drained.complete(null);
+    }
+  }
+
+  /** Completes when a drain (requested or called) has released every partition. */
+  public CompletableFuture<Void> drained() {
+    return drained;
+  }
+
+  /** Requests the drain of any member (it sees the request in ZooKeeper). */
+  public void requestDrain(String nodeId) throws IOException {
+    if (!nodeId.matches(ClusterSettings.NODE_ID_PATTERN)) {
+      throw new IllegalArgumentException("node id '" + nodeId + "' is invalid: letters, digits, '.', '_', '-'");
+    }
+    if (routing.assignment().view().node(nodeId) == null) {
+      throw new IllegalArgumentException("no member " + nodeId + "; members: "
+          + routing.assignment().view().nodes().stream().map(NodeInfo::id).toList());
+    }
+    membership.requestDrain(nodeId);
+  }
+
+  /**
+   * The status /ops/cluster answers: this node, the assignment version, and each member with its
+   * state and the number of partitions (of every topic) assigned to it.
+   */
+  public ObjectNode status() {
+    ObjectNode body = JSON.createObjectNode();
+    ConsistentHashAssignment a = routing.assignment();
+    body.put("node", routing.localNode().id());
+    body.put("serving", routing.serving());
+    body.put("assignmentVersion", a.version());
+    body.put("ownedPartitions", owned.ownedCount());
+    Map<String, Integer> counts = new TreeMap<>();
+    a.view().nodes().forEach(n -> counts.put(n.id(), 0));
+    int total = 0;
+    try {
+      for (TopicRecord t : store.topics()) {
+        for (int p = 0; p < t.partitionCount(); p++) {
+          NodeInfo o = a.owner(t.name(), p);
+          if (o != null) counts.merge(o.id(), 1, Integer::sum);
+          total++;
+        }
+      }
+    } catch (RuntimeException e) {
+      body.put("partitionsError", "cannot list topics: " + e.getMessage());
+    }
+    body.put("partitions", total);
+    ArrayNode nodes = body.putArray("nodes");
+    for (NodeInfo n : a.view().nodes()) {
+      nodes.addObject().put("id", n.id()).put("apiUrl", n.apiUrl()).put("state", n.state().name())
+          .put("capacity", n.capacity()).put("partitions", counts.getOrDefault(n.id(), 0));
+    }
+    return body;
+  }
+
+  /** Leaves the cluster (the session ends: the entry goes at once). */
+  @Override
+  public void close() {
+    closed = true;
+    routing.connected(false);
+    if (broadcast != null) broadcast.close();
+    if (membership != null) membership.close();
+    executor.shutdownNow();
+  }
+}

@@ -1,0 +1,329 @@
+package io.talos.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.talos.server.cluster.MembershipView;
+import io.talos.server.cluster.NodeInfo;
+import io.talos.server.cluster.PartitionRouting;
+import io.talos.server.metadata.HBaseMetadataStore;
+import io.talos.thrift.ErrorCode;
+import io.talos.thrift.GalaxyTalosException;
+import io.talos.thrift.TopicAndPartition;
+import io.talos.thrift.TopicTalosResourceName;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseTestingUtility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three cluster nodes (TalosServers in this JVM) on one HBase mini cluster, its MiniDFSCluster
+ * and its ZooKeeper: takeover after an owner dies under load, drain, fencing of an owner whose
+ * epoch was superseded, topic changes seen by every node at once. Each test has its own HBase
+ * namespace, storage root and ZooKeeper root.
+ */
+class ClusterTest {
+  private static final Set<ErrorCode> RETRIABLE = Set.of(ErrorCode.PARTITION_NOT_SERVING,
+      ErrorCode.HDFS_OPERATION_FAILED, ErrorCode.REQUEST_PROCESS_TIMEOUT, ErrorCode.HBASE_OPERATION_FAILED,
+      ErrorCode.EXCESSIVE_PENDING_MESSAGE);
+  private static final AtomicInteger CLUSTERS = new AtomicInteger();
+  private static HBaseTestingUtility hbase;
+  private static String zkQuorum;
+  private static String hdfsUri;
+
+  @BeforeAll
+  static void startClusters() throws Exception {
+    hbase = new HBaseTestingUtility();
+    Configuration conf = hbase.getConfiguration();
+    conf.setInt("hbase.master.info.port", -1);
+    conf.setInt("hbase.regionserver.info.port", -1);
+    hbase.startMiniCluster();
+    zkQuorum = "127.0.0.1:" + hbase.getZkCluster().getClientPort();
+    hdfsUri = hbase.getDFSCluster().getFileSystem().getUri().toString();
+  }
+
+  @AfterAll
+  static void stopClusters() throws Exception {
+    if (hbase != null) hbase.shutdownMiniCluster();
+  }
+
+  /** Three nodes of a new cluster, every one seeing all three. */
+  private static List<TalosServer> startNodes(Path tmp, String... extra) throws Exception {
+    String name = "c" + CLUSTERS.incrementAndGet();
+    List<TalosServer> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      List<String> kv = new ArrayList<>(List.of(ServerConfig.CLUSTER_ENABLED, "true",
+          ServerConfig.CLUSTER_NODE_ID, "n" + i,
+          ServerConfig.CLUSTER_ZOOKEEPER_ROOT, "/" + name,
+          ServerConfig.METADATA_STORE, "hbase",
+          ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, zkQuorum,
+          ServerConfig.METADATA_HBASE_NAMESPACE, name,
+          ServerConfig.STORAGE_ROOT_URI, hdfsUri + "/" + name,
+          ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS, "30000",
+          "hbase.client.retries.number", "3"));
+      kv.addAll(List.of(extra));
+      nodes.add(TestServers.start(tmp.resolve("n" + i), kv.toArray(String[]::new)));
+    }
+    long deadline = System.currentTimeMillis() + 20_000;
+    while (nodes.stream().anyMatch(n -> n.cluster().routing().assignment().view().nodes().size() != 3)) {
+      assertTrue(System.currentTimeMillis() < deadline, "nodes did not see each other");
+      Thread.sleep(20);
+    }
+    return nodes;
+  }
+
+  private static void closeAll(List<TalosServer> nodes) {
+    for (TalosServer n : nodes) n.close();
+  }
+
+  /** The live node that serves the partition now, or null. */
+  private static TalosServer servingNode(List<TalosServer> live, String topic, int partition) {
+    for (TalosServer n : live) {
+      if (n.routing().route(topic, partition).kind() == PartitionRouting.Route.Kind.LOCAL) return n;
+    }
+    return null;
+  }
+
+  /**
+   * Puts one message through whichever live node serves the partition, retrying retriable
+   * answers for at most 20 s; a non-retriable answer is recorded in {@code bad} and ends the try.
+   */
+  private static Long putRetrying(List<TalosServer> live, TopicAndPartition tap, String text, List<String> bad)
+      throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 20_000;
+    while (System.currentTimeMillis() < deadline) {
+      TalosServer node = servingNode(live, tap.getTopicName(), tap.getPartitionId());
+      if (node == null) {
+        Thread.sleep(20);
+        continue;
+      }
+      try {
+        return RestartTest.api(node).put(tap, List.of(text));
+      } catch (GalaxyTalosException e) {
+        if (!RETRIABLE.contains(e.getErrorCode())) {
+          bad.add(e.getErrorCode() + ": " + e.getErrMsg());
+          return null;
+        }
+      } catch (java.io.IOException | IllegalStateException e) {
+        // connection refused or closed by a node going away, HTTP 503 while it stops: retriable
+        if (e instanceof IllegalStateException && !e.getMessage().startsWith("HTTP 503")) {
+          bad.add(e.getMessage());
+          return null;
+        }
+      } catch (Exception e) {
+        bad.add(e.toString());
+        return null;
+      }
+      Thread.sleep(20);
+    }
+    bad.add("no node served " + tap + " for 20 s");
+    return null;
+  }
+
+  private record Load(Thread thread, AtomicBoolean stop, SortedMap<Long, String> acked, List<String> bad,
+      List<Long> putMs) {}
+
+  private static Load load(List<TalosServer> live, TopicAndPartition tap) {
+    AtomicBoolean stop = new AtomicBoolean();
+    SortedMap<Long, String> acked = new ConcurrentSkipListMap<>();
+    List<String> bad = new CopyOnWriteArrayList<>();
+    List<Long> putMs = new CopyOnWriteArrayList<>();
+    Thread t = new Thread(() -> {
+      for (int i = 0; !stop.get() && bad.isEmpty(); i++) {
+        try {
+          Long offset = putRetrying(live, tap, "m" + i, bad);
+          if (offset != null) {
+            assertEquals(null, acked.put(offset, "m" + i), "offset " + offset + " acknowledged twice");
+            putMs.add(System.currentTimeMillis());
+          }
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "cluster-test-load");
+    t.start();
+    return new Load(t, stop, acked, bad, putMs);
+  }
+
+  private static void awaitAcks(Load load, int count) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 20_000;
+    while (load.acked().size() < count) {
+      assertTrue(load.bad().isEmpty(), load.bad().toString());
+      assertTrue(System.currentTimeMillis() < deadline, "only " + load.acked().size() + " acks");
+      Thread.sleep(10);
+    }
+  }
+
+  private static void assertEveryAckReadable(List<TalosServer> live, TopicAndPartition tap,
+      SortedMap<Long, String> acked) throws Exception {
+    TalosServer owner = servingNode(live, tap.getTopicName(), tap.getPartitionId());
+    assertNotNull(owner);
+    SortedMap<Long, String> read = RestartTest.api(owner).readAll(tap, 0);
+    for (var e : acked.entrySet()) assertEquals(e.getValue(), read.get(e.getKey()), "offset " + e.getKey());
+    assertEquals(new HashSet<>(read.values()).size(), read.size(), "no message stored twice");
+    List<Long> offsets = new ArrayList<>(read.keySet());
+    for (int i = 0; i < offsets.size(); i++) assertEquals((long) i, offsets.get(i), "offsets are dense");
+  }
+
+  @Test
+  void shouldServeAKilledOwnersPartitionAgainWithinTenSecondsWithEveryAckReadable(@TempDir Path tmp) throws Exception {
+    List<TalosServer> nodes = startNodes(tmp);
+    List<TalosServer> live = new CopyOnWriteArrayList<>(nodes);
+    try {
+      TopicTalosResourceName trn = RestartTest.api(nodes.get(0)).createTopic("kill", 6);
+      TopicAndPartition tap = new TopicAndPartition("kill", trn, 2);
+      Load load = load(live, tap);
+      awaitAcks(load, 30);
+      TalosServer owner = servingNode(live, "kill", 2);
+      live.remove(owner);
+      long killedAt = System.currentTimeMillis();
+      owner.crash(); // no drain, logs left open with their leases
+      int before = load.acked().size();
+      awaitAcks(load, before + 20);
+      long servedAgainAt = load.putMs().stream().filter(t -> t > killedAt).findFirst().orElseThrow();
+      load.stop().set(true);
+      load.thread().join();
+      assertTrue(load.bad().isEmpty(), load.bad().toString());
+      long gapMs = servedAgainAt - killedAt;
+      System.out.println("ClusterTest: a killed owner's partition was served again after " + gapMs + " ms");
+      assertTrue(gapMs <= 10_000, "served again after " + gapMs + " ms");
+      assertNotEquals(owner, servingNode(live, "kill", 2));
+      assertEveryAckReadable(live, tap, load.acked());
+    } finally {
+      closeAll(live);
+    }
+  }
+
+  @Test
+  void shouldMoveADrainedNodesPartitionsWithOnlyRetriableErrors(@TempDir Path tmp) throws Exception {
+    List<TalosServer> nodes = startNodes(tmp);
+    List<TalosServer> live = new CopyOnWriteArrayList<>(nodes);
+    try {
+      TopicTalosResourceName trn = RestartTest.api(nodes.get(0)).createTopic("drain", 6);
+      TopicAndPartition tap = new TopicAndPartition("drain", trn, 1);
+      Load load = load(live, tap);
+      awaitAcks(load, 30);
+      TalosServer owner = servingNode(live, "drain", 1);
+      String ownerId = owner.routing().localNode().id();
+      // The drain request goes through another node's ops port, as bin/talos cluster drain does.
+      TalosServer other = live.stream().filter(n -> n != owner).findFirst().orElseThrow();
+      HttpResponse<String> drain = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+          URI.create(other.opsEndpoint() + "/ops/cluster/drain?node=" + ownerId))
+          .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(202, drain.statusCode(), drain.body());
+      owner.cluster().drained().get(20, java.util.concurrent.TimeUnit.SECONDS);
+      long drainedAt = System.currentTimeMillis();
+      live.remove(owner);
+      owner.close();
+      int before = load.acked().size();
+      awaitAcks(load, before + 20);
+      load.stop().set(true);
+      load.thread().join();
+      assertTrue(load.bad().isEmpty(), "only retriable errors: " + load.bad());
+      long servedAgainAt = load.putMs().stream().filter(t -> t > drainedAt).findFirst().orElseThrow();
+      System.out.println("ClusterTest: a drained node's partition was served again " + (servedAgainAt - drainedAt)
+          + " ms after the drain finished");
+      for (TalosServer n : live) {
+        assertEquals(0, n.cluster().routing().assignment().view().nodes().stream()
+            .filter(m -> m.id().equals(ownerId)).count(), "the drained node left");
+      }
+      assertEveryAckReadable(live, tap, load.acked());
+      HttpResponse<String> status = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+          URI.create(other.opsEndpoint() + "/ops/cluster")).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, status.statusCode());
+      assertTrue(status.body().contains("\"assignmentVersion\"") && status.body().contains("\"partitions\" : 6"),
+          status.body());
+    } finally {
+      closeAll(live);
+    }
+  }
+
+  @Test
+  void shouldFenceAnOwnerWhoseEpochWasSupersededAndBroadcastTopicChanges(@TempDir Path tmp) throws Exception {
+    List<TalosServer> nodes = startNodes(tmp, ServerConfig.CLUSTER_REASSIGN_DELAY_MS, "0",
+        ServerConfig.METADATA_CACHE_TTL_MS, "5000");
+    try {
+      // Topic changes: node 2 has cached "ddl" as absent; with a 5 s cache only the broadcast can tell it.
+      assertTrue(nodes.get(2).metadata().topic("ddl").isEmpty());
+      TopicTalosResourceName trn = RestartTest.api(nodes.get(0)).createTopic("ddl", 8);
+      long created = System.currentTimeMillis();
+      while (nodes.get(2).metadata().topic("ddl").isEmpty()) {
+        assertTrue(System.currentTimeMillis() - created < 1_000, "node 2 did not see the new topic within 1 s");
+        Thread.sleep(5);
+      }
+      System.out.println("ClusterTest: a new topic was seen by another node after "
+          + (System.currentTimeMillis() - created) + " ms");
+
+      // A partition that a owns now and b would own without a.
+      MembershipView full = nodes.get(1).cluster().routing().assignment().view();
+      NodeInfo a = null;
+      int partition = -1;
+      for (int p = 0; p < 8 && partition < 0; p++) {
+        NodeInfo owner = nodes.get(0).cluster().routing().owner("ddl", p);
+        List<NodeInfo> without = full.nodes().stream().filter(n -> !n.id().equals(owner.id())).toList();
+        NodeInfo next = new io.talos.server.cluster.ConsistentHashAssignment(new MembershipView(0, without),
+            256).owner("ddl", p);
+        if (next.id().equals("n1") && !owner.id().equals("n1")) {
+          a = owner;
+          partition = p;
+        }
+      }
+      assertTrue(partition >= 0, "no partition moves to n1 in this layout");
+      final NodeInfo aInfo = a;
+      TalosServer oldOwner = nodes.stream().filter(n -> n.routing().localNode().id().equals(aInfo.id())).findFirst().orElseThrow();
+      TopicAndPartition tap = new TopicAndPartition("ddl", trn, partition);
+      SortedMap<Long, String> acked = new TreeMap<>();
+      for (int i = 0; i < 5; i++) acked.put(RestartTest.api(oldOwner).put(tap, List.of("old" + i)), "old" + i);
+      RawApi viaN1 = RestartTest.api(nodes.get(1));
+      GalaxyTalosException refused = assertThrows(GalaxyTalosException.class, () -> viaN1.put(tap, List.of("x")));
+      assertEquals(ErrorCode.PARTITION_NOT_SERVING, refused.getErrorCode(), "a non-owner never opens it for writing");
+
+      // n1 alone believes a is gone (a is paused, its session about to expire): it takes the partition over.
+      nodes.get(1).cluster().routing().apply(new MembershipView(Long.MAX_VALUE / 4, full.nodes().stream()
+          .filter(n -> !n.id().equals(aInfo.id())).toList()));
+      acked.put(viaN1.put(tap, List.of("new0")), "new0");
+      long epochOfN1 = ((HBaseMetadataStore) hbaseStore(nodes.get(1))).partitionOwner(trn.getTopicTalosResourceName(),
+          partition).orElseThrow().epoch();
+      assertEquals("n1", ((HBaseMetadataStore) hbaseStore(nodes.get(1))).partitionOwner(
+          trn.getTopicTalosResourceName(), partition).orElseThrow().nodeId());
+      assertTrue(epochOfN1 >= 2, "n1 claimed a newer epoch than a's: " + epochOfN1);
+
+      // The old owner wakes up and appends: fenced, nothing acknowledged.
+      RawApi viaOld = RestartTest.api(oldOwner);
+      GalaxyTalosException fenced = assertThrows(GalaxyTalosException.class, () -> viaOld.put(tap, List.of("lost")));
+      assertEquals(ErrorCode.PARTITION_NOT_SERVING, fenced.getErrorCode(), fenced.getErrMsg());
+      acked.put(viaN1.put(tap, List.of("new1")), "new1");
+      SortedMap<Long, String> read = viaN1.readAll(tap, 0);
+      assertEquals(acked, read, "every acknowledged message, in order, and nothing else");
+    } finally {
+      closeAll(nodes);
+    }
+  }
+
+  private static Object hbaseStore(TalosServer server) {
+    io.talos.server.metadata.MetadataStore s = server.metadata();
+    while (s instanceof io.talos.server.metadata.CachingMetadataStore c) s = c.delegate();
+    return s;
+  }
+}
