@@ -7,6 +7,13 @@ import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.AuditLog;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.ReplayGuard;
+import io.talos.server.cluster.NodeInfo;
+import io.talos.server.cluster.NodeState;
+import io.talos.server.cluster.PartitionRouting;
+import io.talos.server.forward.ClusterSecret;
+import io.talos.server.forward.PeerClient;
+import io.talos.server.forward.PeerClients;
+import io.talos.server.forward.PeerServer;
 import io.talos.server.frontend.ApiHandler;
 import io.talos.server.frontend.ArgumentLimits;
 import io.talos.server.frontend.ErrorBoundary;
@@ -85,9 +92,15 @@ public final class TalosServer implements AutoCloseable {
   private final TaskPool pool;
   private final ScheduledExecutorService maintenance;
   private final AdminCredentials.Result admin;
+  /** Where partitions are served: the cluster's routing, or every partition here (single node). */
+  private final PartitionRouting routing;
+  /** The peer port and the per-peer client pools: cluster mode only, else null. */
+  private final PeerServer peerServer;
+  private final PeerClients peerClients;
   private volatile boolean closed;
 
-  private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
+  private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore,
+      PartitionRouting clusterRouting) throws Exception {
     this.config = config;
     createPrivateDirectory(config.dataDir());
     MetadataStore store = cached(config, clock, wrapStore.apply(openMetadata(config)));
@@ -96,6 +109,8 @@ public final class TalosServer implements AutoCloseable {
     Server server = null;
     Server opsServer = null;
     ScheduledExecutorService scheduler = null;
+    PeerServer peers = null;
+    PeerClients clients = null;
     try {
       partitionLogs = openLogs(config, clock, store);
       // Before anything is written to the store: it may be the wrong one for this data.
@@ -166,15 +181,33 @@ public final class TalosServer implements AutoCloseable {
       connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
       server.addConnector(connector);
       HealthChecks healthChecks = healthChecks(config, store, partitionLogs);
-      server.setHandler(new Handler.Sequence(
-          new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
+      ApiHandler api = new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,
               new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
                   config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax,
                   config.getLong(ServerConfig.REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES)),
               ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS),
               new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
-                  config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX))),
+                  config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX)));
+      if (clusterRouting != null) {
+        // Cluster mode: the peer port (forwarded requests in) and the client pools (out).
+        ClusterSecret secret = ClusterSecret.from(config);
+        int maxFrame = config.getInt(ServerConfig.CLUSTER_PEER_MAX_FRAME_BYTES);
+        if (maxFrame < maxRequest + 64 * 1024L) {
+          throw new ConfigException(ServerConfig.CLUSTER_PEER_MAX_FRAME_BYTES + " (" + maxFrame + ") must be at least "
+              + ServerConfig.REQUEST_MAX_BYTES + " (" + maxRequest + ") + 65536: a forwarded request must fit in a frame");
+        }
+        clients = new PeerClients(clusterRouting.localNode().id(), secret, new PeerClient.Settings(
+            config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_THREADS), config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_CONNECTIONS),
+            config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_PENDING_MAX), config.getBoolean(ServerConfig.CLUSTER_PEER_CLIENT_MERGE),
+            config.getLong(ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS), maxFrame), metrics);
+        api.cluster(clusterRouting, clients, config.getLong(ServerConfig.CLUSTER_PEER_REQUEST_TIMEOUT_MS));
+        peers = new PeerServer(config.getString(ServerConfig.CLUSTER_PEER_HOST), config.getInt(ServerConfig.CLUSTER_PEER_PORT),
+            config.getInt(ServerConfig.CLUSTER_PEER_SERVER_THREADS), maxFrame,
+            config.getLong(ServerConfig.CLUSTER_PEER_HANDSHAKE_TIMEOUT_MS), secret, api, metrics);
+      }
+      server.setHandler(new Handler.Sequence(
+          api,
           new OrphansHandler(topicDeletions),
           new OpsHandler(metrics, healthChecks),
           new NotFoundHandler()));
@@ -210,6 +243,8 @@ public final class TalosServer implements AutoCloseable {
       }, sweep, sweep, TimeUnit.MILLISECONDS);
     } catch (Exception | Error e) {
       if (scheduler != null) scheduler.shutdownNow();
+      if (peers != null) peers.close();
+      if (clients != null) clients.close();
       if (opsServer != null) {
         try {
           opsServer.stop();
@@ -242,6 +277,10 @@ public final class TalosServer implements AutoCloseable {
     this.opsJetty = opsServer;
     this.pool = taskPool;
     this.maintenance = scheduler;
+    this.peerServer = peers;
+    this.peerClients = clients;
+    this.routing = clusterRouting != null ? clusterRouting
+        : PartitionRouting.singleNode(new NodeInfo("local", endpoint().toString(), null, -1, NodeState.ACTIVE, 1));
   }
 
   /**
@@ -307,7 +346,21 @@ public final class TalosServer implements AutoCloseable {
    * as opened (below the cache): tests use it to observe or fail store calls.
    */
   static TalosServer start(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
-    TalosServer server = new TalosServer(config, clock, wrapStore);
+    return start(config, clock, wrapStore, null);
+  }
+
+  /**
+   * A cluster node: puts and gets are served where {@code routing} says (here, forwarded to their
+   * owner through the peer port, or refused PARTITION_NOT_SERVING), and the peer port
+   * ({@code cluster.peer.*}, which needs the cluster secret) serves what other nodes forward.
+   */
+  public static TalosServer start(ServerConfig config, PartitionRouting routing) throws Exception {
+    return start(config, Clock.systemUTC(), UnaryOperator.identity(), java.util.Objects.requireNonNull(routing, "routing"));
+  }
+
+  static TalosServer start(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore,
+      PartitionRouting routing) throws Exception {
+    TalosServer server = new TalosServer(config, clock, wrapStore, routing);
     LOG.info("Talos server listening on {} with data in {}", server.endpoint(), config.dataDir());
     return server;
   }
@@ -468,6 +521,16 @@ public final class TalosServer implements AutoCloseable {
     return admin.created();
   }
 
+  /** Where this node serves partitions (single node: every partition here, version 0). */
+  public PartitionRouting routing() {
+    return routing;
+  }
+
+  /** The peer port's local port, or -1 when this node is not in cluster mode. */
+  public int peerPort() {
+    return peerServer == null ? -1 : peerServer.port();
+  }
+
   public MetricRegistry metrics() {
     return metrics;
   }
@@ -487,6 +550,8 @@ public final class TalosServer implements AutoCloseable {
     // The pool first: waiting tasks are answered "shutting down, retry" and running ones finish,
     // so Jetty's stop finds no request still waiting for a worker.
     pool.close();
+    if (peerServer != null) peerServer.close();
+    if (peerClients != null) peerClients.close();
     try {
       jetty.stop();
     } catch (Exception e) {
