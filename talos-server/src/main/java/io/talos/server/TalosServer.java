@@ -44,6 +44,8 @@ import io.talos.server.storage.LogConfig;
 import io.talos.server.storage.NextOffsetStore;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.TailCache;
+import io.talos.server.service.ScheduleInfoHandler;
+import io.talos.thrift.ClusterService;
 import io.talos.thrift.ConsumerService;
 import io.talos.thrift.MessageService;
 import io.talos.thrift.CredentialService;
@@ -93,7 +95,7 @@ public final class TalosServer implements AutoCloseable {
   private final ScheduledExecutorService maintenance;
   private final AdminCredentials.Result admin;
   /** Where partitions are served: the cluster's routing, or every partition here (single node). */
-  private final PartitionRouting routing;
+  private volatile PartitionRouting routing;
   /** The peer port and the per-peer client pools: cluster mode only, else null. */
   private final PeerServer peerServer;
   private final PeerClients peerClients;
@@ -157,7 +159,10 @@ public final class TalosServer implements AutoCloseable {
               new CredentialServiceHandler(store, clock, config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MS),
                   config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MAX_MS),
                   config.getInt(ServerConfig.AUTH_CREDENTIALS_MAX)), metrics),
-              new CredentialService.Processor<>(null).getProcessMapView()));
+              new CredentialService.Processor<>(null).getProcessMapView()),
+          "cluster", new ApiHandler.Service(ErrorBoundary.wrap(ClusterService.Iface.class,
+              new ScheduleInfoHandler(topics, this::routing), metrics),
+              new ClusterService.Processor<>(null).getProcessMapView()));
 
       int maxRequest = (int) config.getLong(ServerConfig.REQUEST_MAX_BYTES);
       long skewPastMs = config.getLong(ServerConfig.AUTH_CLOCK_SKEW_MAX_MS);
@@ -214,7 +219,15 @@ public final class TalosServer implements AutoCloseable {
       // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
       // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
       server.setErrorHandler(new TalosErrorHandler(metrics));
+      // Single node: every partition here; the API URL is known once the connector is bound.
+      this.routing = clusterRouting != null ? clusterRouting : PartitionRouting.singleNode(new NodeInfo("local",
+          "http://" + config.getString(ServerConfig.HOST) + ":" + config.getInt(ServerConfig.PORT), null, -1, NodeState.ACTIVE, 1));
       server.start();
+      if (clusterRouting == null) {
+        String host = connector.getHost() == null || connector.getHost().equals("0.0.0.0") ? "127.0.0.1" : connector.getHost();
+        this.routing = PartitionRouting.singleNode(new NodeInfo("local", "http://" + host + ":" + connector.getLocalPort(),
+            null, -1, NodeState.ACTIVE, 1));
+      }
       opsServer = startOpsServer(config, topicDeletions, healthChecks);
 
       final PartitionLogs retained = partitionLogs;
@@ -279,8 +292,6 @@ public final class TalosServer implements AutoCloseable {
     this.maintenance = scheduler;
     this.peerServer = peers;
     this.peerClients = clients;
-    this.routing = clusterRouting != null ? clusterRouting
-        : PartitionRouting.singleNode(new NodeInfo("local", endpoint().toString(), null, -1, NodeState.ACTIVE, 1));
   }
 
   /**
@@ -583,7 +594,7 @@ public final class TalosServer implements AutoCloseable {
       response.setStatus(404);
       response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
       response.write(true, java.nio.ByteBuffer.wrap(("no such path " + request.getHttpURI().getPath()
-          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota,credential}, ops is GET /ops/{health,metrics,orphans}\n")
+          + "; the API is POST " + ApiHandler.API_PREFIX + "{topic,message,consumer,quota,credential,cluster}, ops is GET /ops/{health,metrics,orphans}\n")
           .getBytes(java.nio.charset.StandardCharsets.UTF_8)), callback);
       return true;
     }

@@ -63,16 +63,21 @@ class ForwardingTest {
   static TalosServer b;
   static TalosServer c;
   static ServerSocket silent;
+  static FixedRouting ra;
+  static FixedRouting rb;
+  static FixedRouting rc;
   static final String TOPIC = "fwd";
+  static final io.talos.server.metadata.Credential SHARED = new io.talos.server.metadata.Credential(
+      "TKSHAREDFORWARDING1", "shared-forwarding-test-secret-key", AdminCredentials.ADMIN_OWNER, true);
   static TopicRecord topic;
 
   @BeforeAll
   static void start() throws Exception {
     topic = new TopicRecord(TOPIC, TopicNames.resourceName(AdminCredentials.ADMIN_OWNER, TOPIC, "0123456789abcdef"),
-        AdminCredentials.ADMIN_OWNER, 6, 86_400, Map.of(), System.currentTimeMillis(), 0);
-    FixedRouting ra = new FixedRouting("a");
-    FixedRouting rb = new FixedRouting("b");
-    FixedRouting rc = new FixedRouting("c");
+        AdminCredentials.ADMIN_OWNER, 8, 86_400, Map.of(), System.currentTimeMillis(), 0);
+    ra = new FixedRouting("a");
+    rb = new FixedRouting("b");
+    rc = new FixedRouting("c");
     a = start("a", ra);
     b = start("b", rb);
     c = start("c", rc);
@@ -91,6 +96,7 @@ class ForwardingTest {
       r.own(2, nb);
       r.own(3, down);
       r.own(4, mute);
+      r.own(6, na);
     }
     // c alone believes a owns partition 2 (a stale map): what a forwards from c it must refuse.
     rc.own(2, na);
@@ -101,6 +107,8 @@ class ForwardingTest {
     MvStoreMetadataStore store = MvStoreMetadataStore.open(dir.resolve("metadata"));
     try {
       store.createTopic(topic);
+      // What a shared metadata store gives a real cluster: every node knows every credential.
+      store.putCredentialIfAbsent(SHARED);
     } finally {
       store.close();
     }
@@ -108,7 +116,7 @@ class ForwardingTest {
         ServerConfig.STORAGE_ROOT_URI, tmp.resolve("shared").toUri().toString(),
         ServerConfig.CLUSTER_PEER_PORT, "0", ServerConfig.CLUSTER_PEER_HOST, "127.0.0.1",
         ServerConfig.CLUSTER_PEER_SECRET, SECRET,
-        ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS, "500",
+        ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS, "3000",
         ServerConfig.CLUSTER_PEER_REQUEST_TIMEOUT_MS, "3000")), routing);
   }
 
@@ -179,7 +187,7 @@ class ForwardingTest {
           () -> RestartTest.api(b).put(tap(3), List.of("x")));
       assertEquals(ErrorCode.PARTITION_NOT_SERVING, down.getErrorCode(), down.getErrMsg());
       assertTrue(down.getErrMsg().contains("unreachable"), down.getErrMsg());
-      // Accepts TCP, never says HELLO: the connect timeout (500 ms) answers, nothing was sent.
+      // Accepts TCP, never says HELLO: the connect timeout (3 s) answers, nothing was sent.
       GalaxyTalosException mute = assertThrows(GalaxyTalosException.class,
           () -> RestartTest.api(b).put(tap(4), List.of("x")));
       assertEquals(ErrorCode.PARTITION_NOT_SERVING, mute.getErrorCode(), mute.getErrMsg());
@@ -274,6 +282,59 @@ class ForwardingTest {
     assertTrue(got.containsAll(batch.stream().map(m -> new String(m.getMessage(), StandardCharsets.UTF_8)).toList()),
         got.toString());
     assertTrue(count(a, "forward.served") - servedBefore >= 2, "the put and the fetch were served by the owner a");
+  }
+
+  @Test
+  void getScheduleInfoAnswersThePartitionMapWithItsVersion() throws Exception {
+    io.talos.thrift.ClusterService.getScheduleInfo_result r = RestartTest.api(c).call("cluster", "getScheduleInfo",
+        new io.talos.thrift.ClusterService.getScheduleInfo_args(new io.talos.thrift.GetScheduleInfoRequest(TOPIC)),
+        new io.talos.thrift.ClusterService.getScheduleInfo_result());
+    assertTrue(r.isSetSuccess(), String.valueOf(r));
+    assertEquals(rc.version(), r.getSuccess().getVersion());
+    TreeMap<Integer, String> owners = new TreeMap<>();
+    for (io.talos.thrift.PartitionOwner o : r.getSuccess().getOwners()) owners.put(o.getPartitionId(), o.getNodeId());
+    assertEquals(Map.of(0, "a", 1, "a", 2, "a", 3, "down", 4, "mute"), owners.headMap(6), "5 is served by nobody");
+    assertTrue(owners.containsKey(6) && !owners.containsKey(7), owners.toString());
+    assertEquals(a.endpoint().toString(), r.getSuccess().getOwners().get(0).getApiUrl());
+    io.talos.thrift.ClusterService.getScheduleInfo_result unknown = RestartTest.api(c).call("cluster", "getScheduleInfo",
+        new io.talos.thrift.ClusterService.getScheduleInfo_args(new io.talos.thrift.GetScheduleInfoRequest("nope")),
+        new io.talos.thrift.ClusterService.getScheduleInfo_result());
+    assertEquals(ErrorCode.TOPIC_NOT_EXIST, unknown.getE().getErrorCode());
+  }
+
+  @Test
+  void ourSdkRoutesStraightToTheOwnerAndRefreshesOnPartitionNotServing() throws Exception {
+    io.talos.client.internals.TalosRpc rpc = new io.talos.client.internals.TalosRpc(io.talos.client.TalosClientConfig
+        .builder().endpoint(c.endpoint().toString()).credentials(SHARED.secretKeyId(), SHARED.secretKey()).build());
+    try {
+      io.talos.client.producer.SimpleProducer producer = new io.talos.client.producer.SimpleProducer(rpc, TOPIC,
+          topic.resourceName(), 6);
+      long sentByC = count(c, "forward.sent");
+      long servedByA = count(a, "forward.served");
+      long putsAtA = a.metrics().timer("requests.message.putMessage").getCount();
+      producer.put(List.of("direct-1".getBytes(StandardCharsets.UTF_8)));
+      producer.put(List.of("direct-2".getBytes(StandardCharsets.UTF_8)));
+      assertEquals(sentByC, count(c, "forward.sent"), "c forwarded nothing: the client went to a itself");
+      assertEquals(servedByA, count(a, "forward.served"));
+      assertEquals(2, a.metrics().timer("requests.message.putMessage").getCount() - putsAtA, "a served both directly");
+
+      // Partition 6 moves to b; a learns it first and stops serving it.
+      NodeInfo nb = FixedRouting.node("b", b);
+      ra.unassign(6);
+      rb.own(6, nb);
+      rc.own(6, nb);
+      io.talos.client.TalosException stale = assertThrows(io.talos.client.TalosException.class,
+          () -> producer.put(List.of("stale".getBytes(StandardCharsets.UTF_8))));
+      assertEquals(ErrorCode.PARTITION_NOT_SERVING, stale.errorCode(), stale.getMessage());
+      long putsAtB = b.metrics().timer("requests.message.putMessage").getCount();
+      producer.put(List.of("direct-3".getBytes(StandardCharsets.UTF_8)));
+      assertEquals(1, b.metrics().timer("requests.message.putMessage").getCount() - putsAtB,
+          "after PARTITION_NOT_SERVING the client fetched the new map and went to b directly");
+      assertEquals(sentByC, count(c, "forward.sent"));
+      assertEquals(List.of("direct-1", "direct-2", "direct-3"), List.copyOf(RestartTest.api(b).readAll(tap(6), 0).values()));
+    } finally {
+      rpc.close();
+    }
   }
 
   /** A putMessage of one message to {@code partition}, as a forwarding node would send it. */

@@ -82,7 +82,7 @@ public final class SimpleConsumer {
         .setMaxGetMessageNumber(maxMessages)
         .setMaxGetMessageBytes(config.maxFetchBytes())
         .setTimeoutTimestamp(rpc.nowMs() + config.requestTimeoutMs());
-    GetMessageResponse response = rpc.message(c -> c.getMessage(request));
+    GetMessageResponse response = rpc.message(request.getTopicAndPartition(), c -> c.getMessage(request));
     if (response.getMessageBlocks() == null || response.getMessageBlocks().isEmpty()) {
       return List.of();
     }

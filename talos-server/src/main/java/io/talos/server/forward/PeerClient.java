@@ -257,7 +257,7 @@ public final class PeerClient implements AutoCloseable {
     private PeerException unavailable(String why) {
       metrics.meter("forward.connect.failures").mark();
       return new PeerException(PeerException.Reason.UNAVAILABLE, "node " + peer.id() + " (peer port "
-          + peer.peerHost() + ":" + peer.peerPort() + ") is unreachable: " + why + "; nothing was done");
+          + peer.peerHost() + ":" + peer.peerPort() + ") is unreachable: " + why);
     }
 
     private CompletableFuture<Channel> connect() {

@@ -45,7 +45,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota,credential}?id=..&type=method}
+ * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota,credential,cluster}?id=..&type=method}
  * with one TCompactProtocol message as the body, exactly as the Talos SDK calls it.
  *
  * <p>Request path: check method and path (405 / 404); authenticate from the headers alone (401 /
@@ -99,7 +99,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
   static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion", "getMessage",
       "describeTopic", "listTopics", "queryTopicQuota", "listPermission", "getPermission",
       "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker",
-      "listUserQuota", "queryUserQuota", "listCredentials");
+      "listUserQuota", "queryUserQuota", "listCredentials", "getScheduleInfo");
 
   /**
    * Calls written to the {@link AuditLog} with their outcome: credential, topic, ACL and quota
