@@ -69,6 +69,12 @@ import org.slf4j.LoggerFactory;
  * OutOfMemoryError is a 500 with a Thrift answer, counted ({@code http.status.500}) and logged
  * once in a few lines; an OutOfMemoryError is counted and rethrown.
  *
+ * <p>In cluster mode ({@link #cluster}) a put or get is first routed by the node's {@link
+ * PartitionRouting}: served here, forwarded to the owner over the peer port (the owner's Thrift
+ * reply is answered as it is), or answered PARTITION_NOT_SERVING at once. Requests other nodes
+ * forward here arrive through {@link #serve(ForwardedRequest, java.util.function.Consumer)} and take
+ * the same decode, limits and task-pool path; they are never forwarded again (docs/cluster.md).
+ *
  * <p>Thread-safe; runs on Jetty's request threads.
  */
 public final class ApiHandler extends Handler.Abstract implements ForwardedCalls {
