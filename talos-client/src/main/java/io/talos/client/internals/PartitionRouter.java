@@ -21,7 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * The configured endpoint is used for a topic whose map says version 0 (a single-node server:
  * the configured endpoint may be a proxy or load balancer), for a partition the map does not list
  * (between owners: the configured node answers or forwards), and for every topic once the server
- * turned out not to know getScheduleInfo (an older server).
+ * turned out not to know getScheduleInfo (an older server). A map that could not be fetched
+ * counts as empty until a call fails (one fetch per topic, not one per call).
  *
  * <p>Thread-safe.
  */
@@ -37,12 +38,13 @@ final class PartitionRouter {
   <R> R call(TopicAndPartition partition, TalosRpc.Call<MessageService.Client, R> call) {
     String endpoint = partition == null || partition.getTopicName() == null ? null
         : endpointOf(partition.getTopicName(), partition.getPartitionId());
-    if (endpoint == null) return rpc.message(call);
     try {
-      return rpc.message(endpoint, call);
+      return endpoint == null ? rpc.message(call) : rpc.message(endpoint, call);
     } catch (TalosException e) {
       if (e.errorCode() == ErrorCode.PARTITION_NOT_SERVING || (e.errorCode() == null && e.isRetriable())) {
-        maps.remove(partition.getTopicName()); // stale: refreshed on the retry
+        if (partition != null && partition.getTopicName() != null) {
+          maps.remove(partition.getTopicName()); // stale: refreshed on the retry
+        }
       }
       throw e;
     }
@@ -66,8 +68,12 @@ final class PartitionRouter {
       info = rpc.cluster(c -> c.getScheduleInfo(new GetScheduleInfoRequest(topic)));
     } catch (TalosException e) {
       // 404 (no /v1/api/cluster) or an unknown method: a server without the extension.
-      if (e.httpStatus() == 404 || (e.errorCode() == null && !e.isRetriable())) unsupported = true;
-      return null; // the configured endpoint answers, and the call reports any real error
+      if (e.httpStatus() == 404 || (e.errorCode() == null && !e.isRetriable())) {
+        unsupported = true;
+        return null;
+      }
+      // Not now: the configured endpoint (it forwards) until a call through it fails.
+      return Map.of();
     }
     Map<Integer, String> map = new HashMap<>();
     if (info.getVersion() > 0) {

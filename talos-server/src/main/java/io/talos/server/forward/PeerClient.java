@@ -80,6 +80,12 @@ public final class PeerClient implements AutoCloseable {
   }
 
   public PeerClient(NodeInfo peer, String localNodeId, ClusterSecret secret, Settings settings, MetricRegistry metrics) {
+    this(peer, localNodeId, secret, settings, metrics, true);
+  }
+
+  /** @param startSendThread false: a test steps the merged send with {@link #runOnce} */
+  PeerClient(NodeInfo peer, String localNodeId, ClusterSecret secret, Settings settings, MetricRegistry metrics,
+      boolean startSendThread) {
     this.peer = peer;
     this.localNodeId = localNodeId;
     this.secret = secret;
@@ -91,7 +97,7 @@ public final class PeerClient implements AutoCloseable {
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) settings.connectTimeoutMs());
     this.connections = new Connection[settings.connections()];
     for (int i = 0; i < connections.length; i++) connections[i] = new Connection();
-    if (settings.merge()) {
+    if (settings.merge() && startSendThread) {
       sender = new Thread(this::sendLoop, "talos-peer-" + peer.id() + "-send");
       sender.setDaemon(true);
       sender.start();
