@@ -9,6 +9,7 @@ include "message.thrift"
 include "consumer.thrift"
 include "quota.thrift"
 include "credential.thrift"
+include "cluster.thrift"
 namespace java io.talos.thrift
 
 /* Every service extends this. */
@@ -81,4 +82,9 @@ service CredentialService extends TalosBaseService {
   credential.ListCredentialsResponse listCredentials() throws (1: common.GalaxyTalosException e),
   credential.RotateCredentialResponse rotateCredential(1: credential.RotateCredentialRequest request) throws (1: common.GalaxyTalosException e),
   credential.RevokeCredentialResponse revokeCredential(1: credential.RevokeCredentialRequest request) throws (1: common.GalaxyTalosException e),
+}
+
+/* Talos extension: the partition → node map for direct routing (see cluster.thrift). */
+service ClusterService extends TalosBaseService {
+  cluster.GetScheduleInfoResponse getScheduleInfo(1: cluster.GetScheduleInfoRequest request) throws (1: common.GalaxyTalosException e),
 }

@@ -139,6 +139,11 @@ public final class FakeTalosServer implements AutoCloseable {
       exchange.getRequestHeaders().forEach((k, v) -> headers.put(k.toLowerCase(), v.get(0)));
       String path = exchange.getRequestURI().getRawPath();
       String query = exchange.getRequestURI().getRawQuery();
+      if (path.equals("/v1/api/cluster")) {
+        // A server without the cluster extension (like SDK 2.0.2's): clients keep their endpoint.
+        send(exchange, 404, "text/plain", bytes("no service at " + path));
+        return;
+      }
       requests.add(new Received(path, query, headers, body));
       if (responseDelayMs > 0) sleep(responseDelayMs);
       Canned answer = canned.poll();

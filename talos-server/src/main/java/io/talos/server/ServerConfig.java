@@ -61,6 +61,20 @@ public final class ServerConfig extends TalosConfig {
   public static final String TLS_TRUSTSTORE_PASSWORD = "server.tls.truststore.password";
   public static final String TLS_CLIENT_AUTH = "server.tls.client.auth";
 
+  public static final String CLUSTER_PEER_HOST = "cluster.peer.host";
+  public static final String CLUSTER_PEER_PORT = "cluster.peer.port";
+  public static final String CLUSTER_PEER_SECRET = "cluster.peer.secret";
+  public static final String CLUSTER_PEER_SECRET_FILE = "cluster.peer.secret.file";
+  public static final String CLUSTER_PEER_SERVER_THREADS = "cluster.peer.server.threads";
+  public static final String CLUSTER_PEER_CLIENT_THREADS = "cluster.peer.client.threads";
+  public static final String CLUSTER_PEER_CLIENT_CONNECTIONS = "cluster.peer.client.connections";
+  public static final String CLUSTER_PEER_CLIENT_PENDING_MAX = "cluster.peer.client.pending.max";
+  public static final String CLUSTER_PEER_CLIENT_MERGE = "cluster.peer.client.merge";
+  public static final String CLUSTER_PEER_CONNECT_TIMEOUT_MS = "cluster.peer.connect.timeout.ms";
+  public static final String CLUSTER_PEER_HANDSHAKE_TIMEOUT_MS = "cluster.peer.handshake.timeout.ms";
+  public static final String CLUSTER_PEER_REQUEST_TIMEOUT_MS = "cluster.peer.request.timeout.ms";
+  public static final String CLUSTER_PEER_MAX_FRAME_BYTES = "cluster.peer.max.frame.bytes";
+
   public static final String STORAGE_ROOT_URI = "storage.root.uri";
   public static final String STORAGE_DURABILITY = "storage.durability";
   public static final String STORAGE_SEGMENT_BYTES = "storage.segment.bytes";
@@ -364,6 +378,33 @@ public final class ServerConfig extends TalosConfig {
           "cluster.enabled: virtual nodes on the hash ring per unit of cluster.node.capacity; more spread partitions more evenly. Must be the same on every node.")
       .define(CLUSTER_DRAIN_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(0, 3_600_000),
           "cluster.enabled: a clean shutdown (or bin/talos cluster drain) marks the node DRAINING, waits at most this long for in-flight requests of the partitions it gives up, then stops, in ms.")
+      .section("Cluster peer port (forwarding between nodes)")
+      .define(CLUSTER_PEER_HOST, Type.STRING, "0.0.0.0", Validator.nonEmpty(),
+          "Interface the peer port listens on; other nodes forward requests for partitions this node owns to it.")
+      .define(CLUSTER_PEER_PORT, Type.INT, 9092, Validator.between(0, 65535),
+          "Peer port (0: any free port). Opened only in cluster mode; it accepts only nodes that prove the cluster secret.")
+      .define(CLUSTER_PEER_SECRET, Type.STRING, "",
+          null, "Cluster secret shared by every node (at least 16 characters); prefer cluster.peer.secret.file. Required in cluster mode.")
+      .define(CLUSTER_PEER_SECRET_FILE, Type.STRING, "",
+          null, "File holding the cluster secret (first line, at least 16 characters); wins over cluster.peer.secret.")
+      .define(CLUSTER_PEER_SERVER_THREADS, Type.INT, 2, Validator.between(1, 256),
+          "Netty I/O threads of the peer port (decode, hand to the task pool, write replies).")
+      .define(CLUSTER_PEER_CLIENT_THREADS, Type.INT, 1, Validator.between(1, 64),
+          "I/O threads of the client pool of each peer: every peer has its own, so a slow peer cannot hold up the others.")
+      .define(CLUSTER_PEER_CLIENT_CONNECTIONS, Type.INT, 2, Validator.between(1, 64),
+          "Connections to each peer.")
+      .define(CLUSTER_PEER_CLIENT_PENDING_MAX, Type.INT, 10_000, Validator.between(1, 10_000_000),
+          "Most forwarded requests waiting for one peer (queued or sent, not answered); past it a forward is refused at once with a retriable error.")
+      .define(CLUSTER_PEER_CLIENT_MERGE, Type.BOOLEAN, true, null,
+          "Merged send: one send thread per peer packs every request pending for that peer into one frame; false sends one frame per request.")
+      .define(CLUSTER_PEER_CONNECT_TIMEOUT_MS, Type.LONG, 1_000L, Validator.between(10, 60_000),
+          "Longest a connection to a peer (TCP connect and handshake) may take; a peer that does not answer in time gets a retriable error.")
+      .define(CLUSTER_PEER_HANDSHAKE_TIMEOUT_MS, Type.LONG, 2_000L, Validator.between(10, 60_000),
+          "The peer port closes a connection that has not proved the cluster secret within this time.")
+      .define(CLUSTER_PEER_REQUEST_TIMEOUT_MS, Type.LONG, 10_000L, Validator.between(10, 600_000),
+          "Longest a forwarded request waits for the owner's answer (capped by the request's own deadline); then it is answered REQUEST_PROCESS_TIMEOUT (retriable).")
+      .define(CLUSTER_PEER_MAX_FRAME_BYTES, Type.INT, 64 * 1024 * 1024, Validator.between(64 * 1024, 1 << 30),
+          "Largest peer frame; its length prefix is checked before anything is allocated, a longer frame closes the connection. Must be at least server.request.max.bytes plus 64 KiB.")
       .definePrefix(HADOOP_PREFIX,
           "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).")
       .definePrefix(HBASE_PREFIX,

@@ -7,6 +7,13 @@ import io.talos.server.auth.AdminCredentials;
 import io.talos.server.auth.AuditLog;
 import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.ReplayGuard;
+import io.talos.server.cluster.NodeInfo;
+import io.talos.server.cluster.NodeState;
+import io.talos.server.cluster.PartitionRouting;
+import io.talos.server.forward.ClusterSecret;
+import io.talos.server.forward.PeerClient;
+import io.talos.server.forward.PeerClients;
+import io.talos.server.forward.PeerServer;
 import io.talos.server.frontend.ApiHandler;
 import io.talos.server.frontend.ArgumentLimits;
 import io.talos.server.frontend.ErrorBoundary;
@@ -57,6 +64,8 @@ import io.talos.server.storage.LogConfig;
 import io.talos.server.storage.NextOffsetStore;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.TailCache;
+import io.talos.server.service.ScheduleInfoHandler;
+import io.talos.thrift.ClusterService;
 import io.talos.thrift.ConsumerService;
 import io.talos.thrift.MessageService;
 import io.talos.thrift.CredentialService;
@@ -112,10 +121,15 @@ public final class TalosServer implements AutoCloseable {
   private final AdminCredentials.Result admin;
   /** This node's part in the cluster (cluster.enabled), or null for a single node. */
   private final ClusterNode cluster;
-  private final PartitionRouting routing;
+  /** Where partitions are served: the cluster's routing, or every partition here (single node). */
+  private volatile PartitionRouting routing;
+  /** The peer port and the per-peer client pools: cluster mode only, else null. */
+  private final PeerServer peerServer;
+  private final PeerClients peerClients;
   private volatile boolean closed;
 
-  private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
+  private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore,
+      PartitionRouting clusterRouting) throws Exception {
     this.config = config;
     ClusterSettings clusterSettings = ClusterSettings.from(config); // refuses a bad cluster setup before anything
     this.partitionMeters = new PartitionMeters(config.getInt(ServerConfig.OPS_METRICS_LABELS_MAX));
@@ -130,6 +144,8 @@ public final class TalosServer implements AutoCloseable {
     Server server = null;
     Server opsServer = null;
     ScheduledExecutorService scheduler = null;
+    PeerServer peers = null;
+    PeerClients clients = null;
     try {
       partitionLogs = openLogs(config, clock, store);
       // Before anything is written to the store: it may be the wrong one for this data.
@@ -186,7 +202,10 @@ public final class TalosServer implements AutoCloseable {
               new CredentialServiceHandler(store, clock, config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MS),
                   config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MAX_MS),
                   config.getInt(ServerConfig.AUTH_CREDENTIALS_MAX)), metrics),
-              new CredentialService.Processor<>(null).getProcessMapView()));
+              new CredentialService.Processor<>(null).getProcessMapView()),
+          "cluster", new ApiHandler.Service(ErrorBoundary.wrap(ClusterService.Iface.class,
+              new ScheduleInfoHandler(topics, this::routing), metrics),
+              new ClusterService.Processor<>(null).getProcessMapView()));
 
       int maxRequest = (int) config.getLong(ServerConfig.REQUEST_MAX_BYTES);
       long skewPastMs = config.getLong(ServerConfig.AUTH_CLOCK_SKEW_MAX_MS);
@@ -227,8 +246,7 @@ public final class TalosServer implements AutoCloseable {
           config.getLong(ServerConfig.QUOTA_THROTTLE_MAX_DELAY_MS), config.getInt(ServerConfig.QUOTA_BUCKETS_MAX)),
           QuotaShare.fixed(Double.parseDouble(config.getString(ServerConfig.QUOTA_SHARE))),
           () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()), store);
-      Handler api = new Handler.Sequence(
-          new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
+      ApiHandler api = new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,
               new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
                   config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax,
@@ -238,17 +256,39 @@ public final class TalosServer implements AutoCloseable {
                   config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX)),
               new ApiHandler.Security(new Authorizer(store), throttle),
               new ApiHandler.LongPoll(config.getLong(ServerConfig.GET_WAIT_MAX_MS),
-                  config.getInt(ServerConfig.GET_WAITERS_MAX))),
-          opsHandlers.sequence());
+                  config.getInt(ServerConfig.GET_WAITERS_MAX)));
+      // Cluster mode: routing from the membership (or one given by a test), and the peer port
+      // (forwarded requests in) and the client pools (out).
+      PartitionRouting effectiveRouting = clusterRouting != null ? clusterRouting
+          : clusterNode != null ? clusterNode.routing() : null;
+      if (effectiveRouting != null) {
+        ClusterSecret secret = ClusterSecret.from(config);
+        int maxFrame = config.getInt(ServerConfig.CLUSTER_PEER_MAX_FRAME_BYTES);
+        if (maxFrame < maxRequest + 64 * 1024L) {
+          throw new ConfigException(ServerConfig.CLUSTER_PEER_MAX_FRAME_BYTES + " (" + maxFrame + ") must be at least "
+              + ServerConfig.REQUEST_MAX_BYTES + " (" + maxRequest + ") + 65536: a forwarded request must fit in a frame");
+        }
+        String localId = clusterSettings != null && !clusterSettings.nodeId().isEmpty() ? clusterSettings.nodeId()
+            : effectiveRouting.localNode().id();
+        clients = new PeerClients(localId, secret, new PeerClient.Settings(
+            config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_THREADS), config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_CONNECTIONS),
+            config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_PENDING_MAX), config.getBoolean(ServerConfig.CLUSTER_PEER_CLIENT_MERGE),
+            config.getLong(ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS), maxFrame), metrics);
+        api.cluster(effectiveRouting, clients, config.getLong(ServerConfig.CLUSTER_PEER_REQUEST_TIMEOUT_MS));
+        peers = new PeerServer(config.getString(ServerConfig.CLUSTER_PEER_HOST), config.getInt(ServerConfig.CLUSTER_PEER_PORT),
+            config.getInt(ServerConfig.CLUSTER_PEER_SERVER_THREADS), maxFrame,
+            config.getLong(ServerConfig.CLUSTER_PEER_HANDSHAKE_TIMEOUT_MS), secret, api, metrics);
+      }
+      Handler apiAndOps = new Handler.Sequence(api, opsHandlers.sequence());
       server.setHandler(tls && config.getBoolean(ServerConfig.HTTP_REDIRECT_HTTPS)
-          ? TlsConnector.redirectingPlainHttp(api) : api);
+          ? TlsConnector.redirectingPlainHttp(apiAndOps) : apiAndOps);
       // Errors Jetty answers itself (bad URI, 413/414/431, a handler that threw) in the
       // endpoint's language: JSON under /ops, a Thrift exception elsewhere; never an HTML page.
       server.setErrorHandler(new TalosErrorHandler(metrics));
       server.start();
       if (tls) TlsConnector.started(server, http);
       opsServer = startOpsServer(config, opsHandlers);
-      if (clusterNode != null) clusterNode.join(localNode(clusterSettings, config, server));
+      if (clusterNode != null) clusterNode.join(localNode(clusterSettings, config, server, peers));
 
       final PartitionLogs retained = partitionLogs;
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -276,6 +316,8 @@ public final class TalosServer implements AutoCloseable {
       }, sweep, sweep, TimeUnit.MILLISECONDS);
     } catch (Exception | Error e) {
       if (scheduler != null) scheduler.shutdownNow();
+      if (peers != null) peers.close();
+      if (clients != null) clients.close();
       if (opsServer != null) {
         try {
           opsServer.stop();
@@ -310,18 +352,22 @@ public final class TalosServer implements AutoCloseable {
     this.pool = taskPool;
     this.maintenance = scheduler;
     this.cluster = clusterNode;
-    this.routing = clusterNode != null ? clusterNode.routing()
+    this.routing = clusterRouting != null ? clusterRouting : clusterNode != null ? clusterNode.routing()
         : PartitionRouting.singleNode(new NodeInfo("local", endpoint().toString(), config.getString(ServerConfig.HOST), 0,
             NodeState.ACTIVE, 1));
+    this.peerServer = peers;
+    this.peerClients = clients;
   }
 
   /** This node as it registers in the cluster: its id, API URL and capacity. */
-  private static NodeInfo localNode(ClusterSettings settings, ServerConfig config, Server server) {
+  private static NodeInfo localNode(ClusterSettings settings, ServerConfig config, Server server, PeerServer peers) {
     ServerConnector c = (ServerConnector) server.getConnectors()[0];
     String host = c.getHost() == null || c.getHost().equals("0.0.0.0") ? "127.0.0.1" : c.getHost();
     String id = settings.nodeId().isEmpty() ? ClusterNode.defaultNodeId(host, c.getLocalPort()) : settings.nodeId();
     String url = settings.advertisedUrl().isEmpty() ? "http://" + host + ":" + c.getLocalPort() : settings.advertisedUrl();
-    return new NodeInfo(id, url, host, 0, NodeState.ACTIVE, settings.capacity());
+    String peerHost = config.getString(ServerConfig.CLUSTER_PEER_HOST);
+    if (peerHost.isEmpty() || peerHost.equals("0.0.0.0")) peerHost = host;
+    return new NodeInfo(id, url, peerHost, peers == null ? 0 : peers.port(), NodeState.ACTIVE, settings.capacity());
   }
 
   /**
@@ -423,7 +469,21 @@ public final class TalosServer implements AutoCloseable {
    * as opened (below the cache): tests use it to observe or fail store calls.
    */
   static TalosServer start(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore) throws Exception {
-    TalosServer server = new TalosServer(config, clock, wrapStore);
+    return start(config, clock, wrapStore, null);
+  }
+
+  /**
+   * A cluster node: puts and gets are served where {@code routing} says (here, forwarded to their
+   * owner through the peer port, or refused PARTITION_NOT_SERVING), and the peer port
+   * ({@code cluster.peer.*}, which needs the cluster secret) serves what other nodes forward.
+   */
+  public static TalosServer start(ServerConfig config, PartitionRouting routing) throws Exception {
+    return start(config, Clock.systemUTC(), UnaryOperator.identity(), java.util.Objects.requireNonNull(routing, "routing"));
+  }
+
+  static TalosServer start(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore,
+      PartitionRouting routing) throws Exception {
+    TalosServer server = new TalosServer(config, clock, wrapStore, routing);
     LOG.info("Talos server listening on {} with data in {}", server.endpoint(), config.dataDir());
     return server;
   }
@@ -607,6 +667,11 @@ public final class TalosServer implements AutoCloseable {
     return admin.created();
   }
 
+  /** The peer port's local port, or -1 when this node is not in cluster mode. */
+  public int peerPort() {
+    return peerServer == null ? -1 : peerServer.port();
+  }
+
   public MetricRegistry metrics() {
     return metrics;
   }
@@ -675,6 +740,8 @@ public final class TalosServer implements AutoCloseable {
     // The pool first: waiting tasks are answered "shutting down, retry" and running ones finish,
     // so Jetty's stop finds no request still waiting for a worker.
     pool.close();
+    if (peerServer != null) peerServer.close();
+    if (peerClients != null) peerClients.close();
     try {
       jetty.stop();
     } catch (Exception e) {
@@ -714,7 +781,7 @@ public final class TalosServer implements AutoCloseable {
       response.setStatus(404);
       response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "application/json");
       String message = "no such path " + request.getHttpURI().getPath() + "; the API is POST " + ApiHandler.API_PREFIX
-          + "{topic,message,consumer,quota,credential}; ops: GET /ops/{health,ready,nodes,topics,groups,metrics,orphans},"
+          + "{topic,message,consumer,quota,credential,cluster}; ops: GET /ops/{health,ready,nodes,topics,groups,metrics,orphans},"
           + " /metrics, /console/";
       response.write(true, java.nio.ByteBuffer.wrap(("{\"status\":404,\"error\":"
           + com.fasterxml.jackson.databind.node.TextNode.valueOf(message) + "}\n")

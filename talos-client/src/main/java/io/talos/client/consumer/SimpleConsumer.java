@@ -112,7 +112,7 @@ public final class SimpleConsumer {
         .setMaxGetMessageBytes(config.maxFetchBytes())
         .setTimeoutTimestamp(rpc.nowMs() + config.requestTimeoutMs());
     if (maxWaitMs > 0) request.setMaxWaitMs((int) maxWaitMs);
-    GetMessageResponse response = rpc.message(c -> c.getMessage(request));
+    GetMessageResponse response = rpc.message(request.getTopicAndPartition(), c -> c.getMessage(request));
     long waited = response.isSetWaitedMs() ? response.getWaitedMs() : -1;
     if (response.getMessageBlocks() == null || response.getMessageBlocks().isEmpty()) {
       return new Fetched(List.of(), waited);

@@ -17,10 +17,17 @@ import org.apache.thrift.transport.TTransportException;
 final class HttpExchangeTransport extends TTransport {
   private final TalosRpc rpc;
   private final TalosService service;
+  private final String endpoint;
   private final TByteArrayOutputStream request = new TByteArrayOutputStream(512);
   private final TMemoryInputTransport response;
 
   HttpExchangeTransport(TalosRpc rpc, TalosService service) {
+    this(rpc, service, null);
+  }
+
+  /** @param endpoint the node to send to, or null for the configured endpoint */
+  HttpExchangeTransport(TalosRpc rpc, TalosService service, String endpoint) {
+    this.endpoint = endpoint;
     this.rpc = rpc;
     this.service = service;
     try {
@@ -52,7 +59,7 @@ final class HttpExchangeTransport extends TTransport {
     byte[] body = request.toByteArray();
     request.reset();
     try {
-      response.reset(rpc.exchange(service, body));
+      response.reset(rpc.exchange(service, body, endpoint));
     } catch (TalosException e) {
       throw new ExchangeFailure(e);
     }

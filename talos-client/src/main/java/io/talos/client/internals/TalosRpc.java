@@ -66,6 +66,7 @@ public final class TalosRpc implements AutoCloseable {
   private final LongSupplier localClockMs;
   private final AtomicLong clockOffsetMs = new AtomicLong();
   private volatile boolean closed;
+  private final PartitionRouter router = new PartitionRouter(this);
 
   public TalosRpc(TalosClientConfig config) {
     this(config, System::currentTimeMillis);
@@ -109,6 +110,24 @@ public final class TalosRpc implements AutoCloseable {
     return invoke(TalosService.CREDENTIAL, io.talos.thrift.CredentialService.Client::new, call);
   }
 
+  /**
+   * A putMessage or getMessage of {@code partition}, sent straight to the node that serves it
+   * when the servers form a cluster (see {@link PartitionRouter}); else to the configured endpoint.
+   */
+  public <R> R message(io.talos.thrift.TopicAndPartition partition, Call<MessageService.Client, R> call) {
+    return router.call(partition, call);
+  }
+
+  /** The Talos cluster extension (partition map for direct routing). */
+  public <R> R cluster(Call<io.talos.thrift.ClusterService.Client, R> call) {
+    return invoke(TalosService.CLUSTER, io.talos.thrift.ClusterService.Client::new, call);
+  }
+
+  /** As {@link #message(Call)}, sent to {@code endpoint} ({@code http://host:port}) instead of the configured one. */
+  <R> R message(String endpoint, Call<MessageService.Client, R> call) {
+    return invoke(TalosService.MESSAGE, MessageService.Client::new, call, endpoint);
+  }
+
   public <R> R consumer(Call<ConsumerService.Client, R> call) {
     return invoke(TalosService.CONSUMER, ConsumerService.Client::new, call);
   }
@@ -118,8 +137,12 @@ public final class TalosRpc implements AutoCloseable {
   }
 
   private <C, R> R invoke(TalosService service, Function<TProtocol, C> newClient, Call<C, R> call) {
+    return invoke(service, newClient, call, null);
+  }
+
+  private <C, R> R invoke(TalosService service, Function<TProtocol, C> newClient, Call<C, R> call, String endpoint) {
     if (closed) throw new IllegalStateException("the Talos client is closed");
-    HttpExchangeTransport transport = new HttpExchangeTransport(this, service);
+    HttpExchangeTransport transport = new HttpExchangeTransport(this, service, endpoint);
     try {
       return call.apply(newClient.apply(new TCompactProtocol(transport)));
     } catch (GalaxyTalosException e) {
@@ -140,10 +163,11 @@ public final class TalosRpc implements AutoCloseable {
    *
    * @throws TalosException when there is no Thrift reply
    */
-  byte[] exchange(TalosService service, byte[] body) {
+  byte[] exchange(TalosService service, byte[] body, String endpointOrNull) {
+    String endpoint = endpointOrNull == null ? config.endpoint() : endpointOrNull;
     String method = methodName(body);
     String query = "id=" + requestId() + "&type=" + method;
-    URI uri = URI.create(config.endpoint() + service.path() + "?" + query);
+    URI uri = URI.create(endpoint + service.path() + "?" + query);
     String path = uri.getRawPath();
     try {
       for (int attempt = 0; ; attempt++) {
@@ -164,21 +188,21 @@ public final class TalosRpc implements AutoCloseable {
         throw TalosException.httpStatus(status, bodyText(reply));
       }
     } catch (HttpConnectTimeoutException e) {
-      throw TalosException.transport("could not connect to " + config.endpoint() + " within "
+      throw TalosException.transport("could not connect to " + endpoint + " within "
           + TalosClientConfig.CONNECT_TIMEOUT_MS + "=" + config.connectTimeoutMs(), true, e);
     } catch (HttpTimeoutException e) {
-      throw TalosException.transport("no answer from " + config.endpoint() + " to " + method
+      throw TalosException.transport("no answer from " + endpoint + " to " + method
           + " within " + TalosClientConfig.REQUEST_TIMEOUT_MS + "=" + config.requestTimeoutMs()
           + " (the request may still take effect)", true, e);
     } catch (ConnectException e) {
-      throw TalosException.transport("cannot connect to " + config.endpoint() + ": "
+      throw TalosException.transport("cannot connect to " + endpoint + ": "
           + (e.getMessage() == null ? "connection refused" : e.getMessage()), true, e);
     } catch (IOException e) {
-      throw TalosException.transport("I/O error talking to " + config.endpoint() + " (" + method
+      throw TalosException.transport("I/O error talking to " + endpoint + " (" + method
           + "): " + e, true, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw TalosException.transport("interrupted while waiting for " + config.endpoint()
+      throw TalosException.transport("interrupted while waiting for " + endpoint
           + " (" + method + ")", false, e);
     }
   }

@@ -6,7 +6,8 @@ public enum TalosService {
   MESSAGE("/v1/api/message"),
   CONSUMER("/v1/api/consumer"),
   QUOTA("/v1/api/quota"),
-  CREDENTIAL("/v1/api/credential");
+  CREDENTIAL("/v1/api/credential"),
+  CLUSTER("/v1/api/cluster");
 
   private final String path;
 

@@ -87,7 +87,7 @@ public final class SimpleProducer {
     PutMessageRequest request = new PutMessageRequest(target, blocks, messages.size(),
         clientId + "#" + nextRequest.getAndIncrement())
         .setTimeoutTimestamp(rpc.nowMs() + config.requestTimeoutMs());
-    PutMessageResponse response = rpc.message(c -> c.putMessage(request));
+    PutMessageResponse response = rpc.message(request.getTopicAndPartition(), c -> c.putMessage(request));
     return new PutResult(messages.size(), blocks.size(), response.isSetStartMessageOffset()
         ? OptionalLong.of(response.getStartMessageOffset()) : OptionalLong.empty());
   }

@@ -17,6 +17,14 @@ import io.talos.server.scheduling.PoolMetrics;
 import io.talos.server.scheduling.TaskPool;
 import io.talos.server.scheduling.TaskPoolClosedException;
 import io.talos.server.service.MessageServiceHandler;
+import io.talos.server.cluster.NodeInfo;
+import io.talos.server.cluster.PartitionRouting;
+import io.talos.server.forward.ForwardedCalls;
+import io.talos.server.forward.ForwardedRequest;
+import io.talos.server.forward.PeerClients;
+import io.talos.server.forward.PeerException;
+import io.talos.thrift.MessageService;
+import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import java.nio.ByteBuffer;
@@ -39,7 +47,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota,credential}?id=..&type=method}
+ * The Thrift-over-HTTP API: {@code POST /v1/api/{topic,message,consumer,quota,credential,cluster}?id=..&type=method}
  * with one TCompactProtocol message as the body, exactly as the Talos SDK calls it.
  *
  * <p>Request path: check method and path (405 / 404); authenticate from the headers alone (401 /
@@ -63,9 +71,15 @@ import org.slf4j.LoggerFactory;
  * OutOfMemoryError is a 500 with a Thrift answer, counted ({@code http.status.500}) and logged
  * once in a few lines; an OutOfMemoryError is counted and rethrown.
  *
+ * <p>In cluster mode ({@link #cluster}) a put or get is first routed by the node's {@link
+ * PartitionRouting}: served here, forwarded to the owner over the peer port (the owner's Thrift
+ * reply is answered as it is), or answered PARTITION_NOT_SERVING at once. Requests other nodes
+ * forward here arrive through {@link #serve(ForwardedRequest, java.util.function.Consumer)} and take
+ * the same decode, limits and task-pool path; they are never forwarded again (docs/cluster.md).
+ *
  * <p>Thread-safe; runs on Jetty's request threads.
  */
-public final class ApiHandler extends Handler.Abstract {
+public final class ApiHandler extends Handler.Abstract implements ForwardedCalls {
   private static final Logger LOG = LoggerFactory.getLogger(ApiHandler.class);
   public static final String API_PREFIX = "/v1/api/";
   public static final String THRIFT_CONTENT_TYPE = "application/x-thrift";
@@ -92,8 +106,8 @@ public final class ApiHandler extends Handler.Abstract {
    */
   static final Set<String> REPLAYABLE_READS = Set.of("getServiceVersion", "validClientVersion", "getMessage",
       "describeTopic", "listTopics", "queryTopicQuota", "listPermission", "getPermission",
-      "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker", "listConsumerGroups", "getOffsetForTimestamp",
-      "listUserQuota", "queryUserQuota", "listCredentials");
+      "getTopicOffset", "getPartitionOffset", "getPartitionsOffset", "queryOffset", "queryWorker", "listConsumerGroups",
+      "getOffsetForTimestamp", "listUserQuota", "queryUserQuota", "listCredentials", "getScheduleInfo");
 
   /**
    * Calls written to the {@link AuditLog} with their outcome: credential, topic, ACL and quota
@@ -349,52 +363,29 @@ public final class ApiHandler extends Handler.Abstract {
       return;
     }
     Timer.Context timer = metrics.timer("requests." + service + "." + call.method()).time();
-    if (service.equals("message") && (call.method().equals("putMessage") || call.method().equals("getMessage"))) {
-      // Request bodies held by waiting and running tasks are bounded too, not only their count.
-      long held = bodyLength;
-      boolean fits = waitingBytes.addAndGet(held) <= maxWaitingBytes;
-      PendingReply pending = new PendingReply(response, callback, timer, () -> waitingBytes.addAndGet(-held));
+    if (service.equals("message") && isPartitionCall(call.method())) {
       // The client's deadline is on the client's clock: move it onto ours by the offset its
       // signed X-Xiaomi-Timestamp shows (to the second).
       long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
-      boolean put = call.method().equals("putMessage");
-      io.talos.thrift.TopicAndPartition tap = put
-          ? argsPartition(((io.talos.thrift.MessageService.putMessage_args) call.args()).getRequest())
-          : argsPartition(((io.talos.thrift.MessageService.getMessage_args) call.args()).getRequest());
-      io.talos.server.metadata.TopicRecord topic = fits ? security.throttle().topicOf(tap) : null;
-      java.util.function.IntConsumer afterGet = topic == null ? bytes -> { }
-          : bytes -> security.throttle().chargeGet(credential, topic, tap.getPartitionId(), bytes);
-      MessageCallTask task = put
-          ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
-          : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet,
-              waiters, t -> pool.submit(t).accepted());
-      if (task.expiredAt(clock.millis())) {
-        metrics.meter(PoolMetrics.EXPIRED).mark();
-        forgetReplay.run(); // nothing ran: an identical retry is not a replay
-        task.expire(); // already past its deadline: answered at once, never queued
+      TopicAndPartition partition = partitionOf(call);
+      PartitionRouting.Route route = routeOf(partition);
+      if (route.kind() == PartitionRouting.Route.Kind.PEER) {
+        forward(response, callback, timer, call, ctx, route.node(), new ForwardedRequest(credential.secretKeyId(),
+            credential.ownerId(), credential.admin(), ctx.talosClient(), ctx.requestId(), clockOffsetMs, service,
+            call.method(), body, bodyLength), forgetReplay);
         return;
       }
-      if (!fits) {
-        submit(task, false, forgetReplay);
+      if (route.kind() == PartitionRouting.Route.Kind.NOT_SERVING) {
+        timer.stop();
+        forgetReplay.run(); // nothing ran
+        metrics.meter("routing.not.serving").mark();
+        reply(response, callback, ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(),
+            notServing(partition, "no node serves it right now"), metrics, ctx)));
         return;
       }
-      Throttle.Decision decision = topic == null ? Throttle.Decision.NOW
-          : put ? security.throttle().admitPut(credential, topic, tap.getPartitionId(), ((PutTask) task).sizeBytes())
-          : security.throttle().admitGet(credential, topic, tap.getPartitionId());
-      if (decision.refused()) {
-        metrics.meter("quota.refused").mark();
-        // Held for the bound, then told: never dropped. It did not run: a retry is not a replay.
-        GalaxyTalosException quota = TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, decision.refusal());
-        later(decision.delayMs(), () -> {
-          forgetReplay.run();
-          task.fail(quota);
-        }, task);
-      } else if (decision.delayMs() > 0) {
-        metrics.meter("quota.delayed").mark();
-        later(decision.delayMs(), () -> submit(task, true, forgetReplay), task);
-      } else {
-        submit(task, true, forgetReplay);
-      }
+      long held = bodyLength;
+      schedule(dispatcher, call, ctx, new PendingReply(response, callback, timer, () -> waitingBytes.addAndGet(-held)),
+          held, clockOffsetMs, forgetReplay);
       return;
     }
     byte[] reply;
@@ -414,10 +405,97 @@ public final class ApiHandler extends Handler.Abstract {
     reply(response, callback, reply);
   }
 
-  private static io.talos.thrift.TopicAndPartition argsPartition(Object request) {
-    if (request instanceof io.talos.thrift.PutMessageRequest r) return r.getTopicAndPartition();
-    if (request instanceof io.talos.thrift.GetMessageRequest r) return r.getTopicAndPartition();
+  /** The calls routed to a partition's owner: the put/get path of the task pool. */
+  static boolean isPartitionCall(String method) {
+    return method.equals("putMessage") || method.equals("getMessage");
+  }
+
+  /** The partition a putMessage or getMessage call names, or null when it names none. */
+  private static TopicAndPartition partitionOf(ThriftDispatcher.Call call) {
+    if (call.args() instanceof MessageService.putMessage_args a && a.getRequest() != null) {
+      return a.getRequest().getTopicAndPartition();
+    }
+    if (call.args() instanceof MessageService.getMessage_args a && a.getRequest() != null) {
+      return a.getRequest().getTopicAndPartition();
+    }
     return null;
+  }
+
+  /** The request's timeoutTimestamp (client clock), or null. */
+  private static Long timeoutOf(ThriftDispatcher.Call call) {
+    if (call.args() instanceof MessageService.putMessage_args a && a.getRequest() != null
+        && a.getRequest().isSetTimeoutTimestamp()) {
+      return a.getRequest().getTimeoutTimestamp();
+    }
+    if (call.args() instanceof MessageService.getMessage_args a && a.getRequest() != null
+        && a.getRequest().isSetTimeoutTimestamp()) {
+      return a.getRequest().getTimeoutTimestamp();
+    }
+    return null;
+  }
+
+  /** LOCAL for a call naming no partition (the service answers the error) or a single node. */
+  private PartitionRouting.Route routeOf(TopicAndPartition partition) {
+    PartitionRouting r = routing;
+    if (r == null || partition == null || partition.getTopicName() == null) return LOCAL;
+    return r.route(partition.getTopicName(), partition.getPartitionId());
+  }
+
+  private static final PartitionRouting.Route LOCAL = new PartitionRouting.Route(PartitionRouting.Route.Kind.LOCAL, null);
+
+  private GalaxyTalosException notServing(TopicAndPartition partition, String why) {
+    PartitionRouting r = routing;
+    return TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + partition.getPartitionId() + " of topic '"
+        + partition.getTopicName() + "' is not served by this node" + (r == null ? "" : " (" + r.localNode().id()
+        + ", assignment version " + r.version() + ")") + ": " + why + "; nothing was done, retry");
+  }
+
+  /**
+   * Hands a put or get to the task pool, answered through {@code pending}; {@code held} request
+   * bytes count against {@code scheduling.max.waiting.bytes} until then.
+   */
+  private void schedule(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx,
+      PendingReply pending, long held, long clockOffsetMs, Runnable forgetReplay) {
+    // Request bodies held by waiting and running tasks are bounded too, not only their count.
+    boolean fits = waitingBytes.addAndGet(held) <= maxWaitingBytes;
+    boolean put = call.method().equals("putMessage");
+    TopicAndPartition tap = partitionOf(call);
+    Credential credential = ctx.credential();
+    io.talos.server.metadata.TopicRecord topic = fits && tap != null ? security.throttle().topicOf(tap) : null;
+    java.util.function.IntConsumer afterGet = topic == null ? bytes -> { }
+        : bytes -> security.throttle().chargeGet(credential, topic, tap.getPartitionId(), bytes);
+    MessageCallTask task = put
+        ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
+        : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet,
+            waiters, t -> pool.submit(t).accepted());
+    if (task.expiredAt(clock.millis())) {
+      metrics.meter(PoolMetrics.EXPIRED).mark();
+      forgetReplay.run(); // nothing ran: an identical retry is not a replay
+      task.expire(); // already past its deadline: answered at once, never queued
+      return;
+    }
+    if (!fits) {
+      submit(task, false, forgetReplay);
+      return;
+    }
+    // Quotas are enforced where the partition is served (a forwarded request on its owner).
+    Throttle.Decision decision = topic == null ? Throttle.Decision.NOW
+        : put ? security.throttle().admitPut(credential, topic, tap.getPartitionId(), ((PutTask) task).sizeBytes())
+        : security.throttle().admitGet(credential, topic, tap.getPartitionId());
+    if (decision.refused()) {
+      metrics.meter("quota.refused").mark();
+      // Held for the bound, then told: never dropped. It did not run: a retry is not a replay.
+      GalaxyTalosException quota = TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, decision.refusal());
+      later(decision.delayMs(), () -> {
+        forgetReplay.run();
+        task.fail(quota);
+      }, task);
+    } else if (decision.delayMs() > 0) {
+      metrics.meter("quota.delayed").mark();
+      later(decision.delayMs(), () -> submit(task, true, forgetReplay), task);
+    } else {
+      submit(task, true, forgetReplay);
+    }
   }
 
   /** Hands a put or get to the pool, or answers it at once when the pool cannot take it. */
@@ -452,6 +530,120 @@ public final class ApiHandler extends Handler.Abstract {
       task.fail(new TaskPoolClosedException());
     }
   }
+
+  /**
+   * Forwards a call this node received for a partition {@code owner} serves, and answers the
+   * owner's Thrift reply as it is. The request's bytes count against {@code
+   * scheduling.max.waiting.bytes} until the answer. A peer that cannot be reached or does not
+   * answer gives a retriable error, never a hang: PARTITION_NOT_SERVING when nothing was sent
+   * (the client refreshes its partition map and retries), EXCESSIVE_PENDING_MESSAGE when too many
+   * requests wait for that peer, REQUEST_PROCESS_TIMEOUT when it was sent but not answered.
+   */
+  private void forward(Response response, Callback callback, Timer.Context timer, ThriftDispatcher.Call call,
+      RequestContext ctx, NodeInfo owner, ForwardedRequest request, Runnable forgetReplay) {
+    long held = request.bodyLength();
+    if (waitingBytes.addAndGet(held) > maxWaitingBytes) {
+      waitingBytes.addAndGet(-held);
+      timer.stop();
+      forgetReplay.run();
+      reply(response, callback, ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(),
+          TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server has too many requests waiting"
+              + " (scheduling.max.waiting.bytes); retry later"), metrics, ctx)));
+      return;
+    }
+    long timeoutMs = forwardTimeoutMs;
+    Long deadline = timeoutOf(call);
+    if (deadline != null) timeoutMs = Math.max(1, Math.min(timeoutMs, deadline + request.clockOffsetMs() - clock.millis()));
+    TopicAndPartition partition = partitionOf(call);
+    forwarder.forward(owner, request, timeoutMs).whenComplete((reply, error) -> {
+      waitingBytes.addAndGet(-held);
+      timer.stop();
+      if (error == null) {
+        reply(response, callback, reply);
+        return;
+      }
+      Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+          ? error.getCause() : error;
+      GalaxyTalosException answer;
+      if (cause instanceof PeerException p && p.reason() != PeerException.Reason.NO_ANSWER) {
+        forgetReplay.run(); // nothing was done
+        answer = p.reason() == PeerException.Reason.OVERLOADED
+            ? TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "forwarding to the owner: " + p.getMessage() + "; retry later")
+            : notServing(partition, "its owner " + p.getMessage());
+      } else {
+        answer = TalosErrors.of(ErrorCode.REQUEST_PROCESS_TIMEOUT, call.method() + " forwarded to the owner "
+            + owner.id() + ": " + cause.getMessage() + "; retry");
+      }
+      reply(response, callback, ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(), answer, metrics, ctx)));
+    });
+  }
+
+  /**
+   * Serves a request another node forwarded here (the peer port): the same decode, argument
+   * limits and task-pool path as a local call, as the caller the forwarding node authenticated.
+   * A partition this node does not serve is answered PARTITION_NOT_SERVING: a forwarded request
+   * is never forwarded again.
+   */
+  @Override
+  public void serve(ForwardedRequest request, java.util.function.Consumer<byte[]> sink) {
+    ThriftDispatcher dispatcher = dispatchers.get(request.service());
+    if (dispatcher == null || !request.service().equals("message") || !isPartitionCall(request.method())) {
+      sink.accept(ThriftDispatcher.applicationException(request.method(), 0, TApplicationException.UNKNOWN_METHOD,
+          "only message putMessage and getMessage are forwarded, not " + request.service() + " " + request.method()));
+      return;
+    }
+    ThriftDispatcher.Call call;
+    try {
+      call = dispatcher.decode(request.body(), request.bodyLength(), request.method());
+    } catch (ThriftDispatcher.MalformedRequestException e) {
+      sink.accept(ThriftDispatcher.applicationException(e.method != null ? e.method : request.method(), e.seqid,
+          e.type, e.getMessage()));
+      return;
+    }
+    // The forwarding node authenticated the caller; the secret never travels.
+    RequestContext ctx = new RequestContext(new Credential(request.secretKeyId(), "", request.ownerId(), request.admin()),
+        request.talosClient(), request.requestId());
+    GalaxyTalosException invalid = limits.violation(call.args());
+    if (invalid != null) {
+      sink.accept(ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(), invalid, metrics, ctx)));
+      return;
+    }
+    TopicAndPartition partition = partitionOf(call);
+    PartitionRouting.Route route = routeOf(partition);
+    if (route.kind() != PartitionRouting.Route.Kind.LOCAL) {
+      metrics.meter("forward.refused.not.owner").mark();
+      sink.accept(ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(), notServing(partition,
+          "a request forwarded here by another node is never forwarded again"), metrics, ctx)));
+      return;
+    }
+    metrics.meter("forward.served").mark();
+    Timer.Context timer = metrics.timer("forwarded.message." + call.method()).time();
+    long held = request.bodyLength();
+    schedule(dispatcher, call, ctx, new PendingReply(sink, timer, () -> waitingBytes.addAndGet(-held)), held,
+        request.clockOffsetMs(), () -> { });
+  }
+
+  /** A Thrift INTERNAL_ERROR answer to {@code method} (for the peer port's last-resort errors). */
+  public static byte[] internalError(String method, String message) {
+    return ThriftDispatcher.applicationException(method, 0, TApplicationException.INTERNAL_ERROR, message);
+  }
+
+  /**
+   * Makes this handler cluster-aware: puts and gets consult {@code routing} and go to their
+   * owner through {@code forwarder}; forwarded requests arrive through {@link #serve}. Called once
+   * before the server starts; without it every partition is served here.
+   *
+   * @param forwardTimeoutMs longest wait for the owner's answer (capped by the request's deadline)
+   */
+  public void cluster(PartitionRouting routing, PeerClients forwarder, long forwardTimeoutMs) {
+    this.routing = routing;
+    this.forwarder = forwarder;
+    this.forwardTimeoutMs = forwardTimeoutMs;
+  }
+
+  private volatile PartitionRouting routing;
+  private volatile PeerClients forwarder;
+  private volatile long forwardTimeoutMs;
 
   /** Writes an {@link #AUDITED} call and its outcome; never its secrets (see {@link #auditDetail}). */
   @SuppressWarnings("rawtypes")

@@ -14,16 +14,23 @@ import org.eclipse.jetty.util.Callback;
  * response. Thread-safe.
  */
 final class PendingReply {
-  private final Response response;
-  private final Callback callback;
+  private final java.util.function.Consumer<byte[]> sink;
   private final Timer.Context timer;
   private final Runnable onComplete;
   private final AtomicBoolean done = new AtomicBoolean();
 
   /** @param onComplete run once when the reply is sent (releases what the request held) */
   PendingReply(Response response, Callback callback, Timer.Context timer, Runnable onComplete) {
-    this.response = response;
-    this.callback = callback;
+    this(reply -> {
+      response.setStatus(200);
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, ApiHandler.THRIFT_CONTENT_TYPE);
+      response.write(true, ByteBuffer.wrap(reply), callback);
+    }, timer, onComplete);
+  }
+
+  /** A reply that goes to {@code sink} instead of an HTTP response (a request forwarded by a peer). */
+  PendingReply(java.util.function.Consumer<byte[]> sink, Timer.Context timer, Runnable onComplete) {
+    this.sink = sink;
     this.timer = timer;
     this.onComplete = onComplete;
   }
@@ -33,9 +40,7 @@ final class PendingReply {
     if (!done.compareAndSet(false, true)) return false;
     timer.stop();
     onComplete.run();
-    response.setStatus(200);
-    response.getHeaders().put(HttpHeader.CONTENT_TYPE, ApiHandler.THRIFT_CONTENT_TYPE);
-    response.write(true, ByteBuffer.wrap(thriftReply), callback);
+    sink.accept(thriftReply);
     return true;
   }
 }

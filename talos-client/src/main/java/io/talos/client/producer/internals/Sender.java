@@ -155,7 +155,7 @@ public final class Sender implements Runnable {
       PutMessageRequest request = request(batch);
       PutMessageResponse response;
       try (Timer.Context ignored = metrics.requestLatency.time()) {
-        response = rpc.message(c -> c.putMessage(request));
+        response = rpc.message(request.getTopicAndPartition(), c -> c.putMessage(request));
       }
       succeed(batch, response.isSetStartMessageOffset()
           ? response.getStartMessageOffset() : RecordMetadata.UNKNOWN_OFFSET);

@@ -1,0 +1,54 @@
+package io.talos.server.forward;
+
+import com.codahale.metrics.MetricRegistry;
+import io.talos.server.cluster.NodeInfo;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The forwarding side of this node: one {@link PeerClient} per peer, made on first use and
+ * replaced when the peer's peer endpoint changes (a restarted node on a new port).
+ *
+ * <p>Thread-safe.
+ */
+public final class PeerClients implements AutoCloseable {
+  private final String localNodeId;
+  private final ClusterSecret secret;
+  private final PeerClient.Settings settings;
+  private final MetricRegistry metrics;
+  private final Map<String, PeerClient> clients = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  public PeerClients(String localNodeId, ClusterSecret secret, PeerClient.Settings settings, MetricRegistry metrics) {
+    this.localNodeId = localNodeId;
+    this.secret = secret;
+    this.settings = settings;
+    this.metrics = metrics;
+  }
+
+  /** Sends {@code request} to {@code owner}: see {@link PeerClient#send}. */
+  public CompletableFuture<byte[]> forward(NodeInfo owner, ForwardedRequest request, long timeoutMs) {
+    if (closed) {
+      return CompletableFuture.failedFuture(new PeerException(PeerException.Reason.UNAVAILABLE,
+          "this node is shutting down"));
+    }
+    PeerClient client = clients.compute(owner.id(), (id, existing) -> {
+      if (existing != null && existing.peer().peerHost().equals(owner.peerHost())
+          && existing.peer().peerPort() == owner.peerPort()) {
+        return existing;
+      }
+      if (existing != null) existing.close();
+      return new PeerClient(owner, localNodeId, secret, settings, metrics);
+    });
+    metrics.meter("forward.sent").mark();
+    return client.send(request, timeoutMs);
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    clients.values().forEach(PeerClient::close);
+    clients.clear();
+  }
+}
