@@ -35,7 +35,9 @@ final class TalosNode implements AutoCloseable {
       Map<String, String> serverProps) throws IOException, InterruptedException {
     Path dataDir = Files.createTempDirectory(workDir, "talos-data-");
     List<String> args = new ArrayList<>(List.of("--port", "0", "--host", "127.0.0.1",
-        "--data-dir", dataDir.toString(), "-Dserver.ops.port=0"));
+        "--data-dir", dataDir.toString(), "-Dserver.ops.port=0",
+        // Measures the server, not its per-partition rate limits (Kafka has none by default).
+        "-Dquota.partition.put.bytes.per.sec=0", "-Dquota.partition.get.bytes.per.sec=0"));
     serverProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
     List<String> jvm = new ArrayList<>(jvmOptions);
     jvm.add("-Dlog4j.configuration=log4j-server.properties");

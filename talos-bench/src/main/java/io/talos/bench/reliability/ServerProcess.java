@@ -49,6 +49,9 @@ final class ServerProcess implements AutoCloseable {
     cmd.add("io.talos.server.TalosServerMain");
     cmd.addAll(List.of("--port", Integer.toString(port), "--host", "127.0.0.1", "--data-dir", dataDir.toString()));
     cmd.add("-Dserver.ops.port=0"); // the ops listener too: several servers may run on this machine
+    // The scenarios load the server as hard as they can; per-partition rate limits would only slow them.
+    cmd.add("-Dquota.partition.put.bytes.per.sec=0");
+    cmd.add("-Dquota.partition.get.bytes.per.sec=0");
     props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
     log = dataDir.resolveSibling("server-" + (++starts) + ".log");
     process = new ProcessBuilder(cmd).redirectErrorStream(true)
