@@ -24,7 +24,8 @@ import java.util.Locale;
  * session at a time, so a window of {@code seconds} is cut into three equal slices, profiled in
  * turn: CPU ({@code event=cpu}, 1 ms), allocation ({@code event=alloc}, TLAB-driven samples) and
  * wall clock ({@code event=wall}, 5 ms, per thread, so that threads waiting on a lock, a flush or
- * a queue show up). The scenario is in its steady state throughout, so each slice is a sample of
+ * a queue show up). Each graph also comes as {@code .collapsed} text (a stack per line with its
+ * sample count) for scripts and diffs. The scenario is in its steady state throughout, so each slice is a sample of
  * the same load.
  *
  * <p>Thread-safety: one window at a time; {@link Window#close()} waits for it to finish.
@@ -121,6 +122,7 @@ final class ServerProfiler {
     Path file = dir.resolve(safe + "-" + mode.fileSuffix + ".html");
     execute("start," + mode.options);
     return () -> {
+      execute("dump,collapsed,file=" + dir.resolve(safe + "-" + mode.fileSuffix + ".collapsed"));
       execute("stop,file=" + file + ",title=" + safe + "-" + mode.fileSuffix);
       progress.note("flame graph " + file.toAbsolutePath());
     };
@@ -143,6 +145,8 @@ final class ServerProfiler {
             execute("start," + m.options);
             try {
               Thread.sleep(sliceMs);
+              // the same samples as text (one stack per line with its count), for diffs and scripts
+              execute("dump,collapsed,file=" + dir.resolve(safe + "-" + m.fileSuffix + ".collapsed"));
             } finally {
               execute("stop,file=" + file + ",title=" + safe + "-" + m.fileSuffix);
             }
