@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * instead and is sealed or replaced by the log. Files are never appended to after they were
  * closed, so the layout also works where {@code FileSystem.append} is unavailable.
  *
- * <p>Thread-safety: the writer methods ({@link #append}, {@link #seal}, {@link #abortWriter},
+ * <p>Thread-safety: the writer methods ({@link #write}, {@link #seal}, {@link #abortWriter},
  * {@link #deleteFiles}) are called by one thread at a time (the log's append lock). Readers call
  * {@link #cursor}, {@link #index()} and the getters concurrently with them: the writer publishes
  * index entries, then {@code nextOffset}, then {@code validBytes} (volatile) only after the bytes
@@ -73,6 +73,8 @@ final class LogSegment {
   private volatile long maxAppendTimestampMs;
 
   // writer state: append-lock holder only
+  /** Bytes written to the file (flushed or not): {@code validBytes} plus unpublished batches. */
+  private long writtenBytes;
   private FSDataOutputStream out;
   private long firstAppendClockMs = -1;
   private boolean sealed;
@@ -99,6 +101,7 @@ final class LogSegment {
     this.nextOffset = nextOffset;
     this.maxAppendTimestampMs = maxAppendTimestampMs;
     this.lostTail = lostTail;
+    this.writtenBytes = validBytes;
   }
 
   /** {@code <20-digit baseOffset><suffix>} for epoch 0, else {@code <baseOffset>-<20-digit epoch><suffix>}. */
@@ -440,29 +443,54 @@ final class LogSegment {
   }
 
   /**
-   * Writes one batch of encoded records in one write and makes it durable per the configured
-   * {@link Durability} (hflush or hsync), then publishes it to readers. If this throws, nothing is
-   * published, the file may hold part of the batch, and the caller must {@link #abortWriter()}.
-   *
-   * @param batch records for offsets {@code [nextOffset(), batchNextOffset)}, back to back
-   * @param recordOffsets start offset of each record in the batch
-   * @param recordPositions position of each record within the batch
+   * The first half of a pipelined append: writes one batch of encoded records after everything
+   * written before, without flushing or publishing it. Append-lock holder only. If this throws,
+   * the caller must {@link #abortWriter()} once no flush is in flight.
    */
-  void append(byte[] batch, long[] recordOffsets, int[] recordPositions, long batchNextOffset,
-      long appendTimestampMs, long nowMs) throws IOException {
+  void write(byte[] batch, long nowMs) throws IOException {
     if (out == null) throw new IllegalStateException("segment " + logPath + " has no open writer");
     out.write(batch, 0, batch.length);
+    writtenBytes += batch.length;
+    if (firstAppendClockMs < 0) firstAppendClockMs = nowMs;
+  }
+
+  /** Bytes written so far, flushed or not. Append-lock holder only. */
+  long writtenBytes() {
+    return writtenBytes;
+  }
+
+  /**
+   * Makes everything written before the call durable per the configured {@link Durability} (hflush
+   * or hsync). Called by the log's one flusher at a time, without the append lock, while the
+   * append-lock holder may {@link #write} further batches (both streams allow that: HDFS's
+   * DFSOutputStream queues packets under its own lock and waits for acks outside it; the local
+   * stream's methods are synchronized).
+   */
+  void flush() throws IOException {
+    FSDataOutputStream o = out;
+    if (o == null) throw new IOException("segment " + logPath + " has no open writer");
     if (durability == Durability.SYNC) {
-      out.hsync();
+      o.hsync();
     } else {
-      out.hflush();
+      o.hflush();
     }
-    long start = validBytes;
+  }
+
+  /**
+   * The last half of a pipelined append: publishes a flushed batch that starts at {@link
+   * #validBytes()} to readers (cache, index entries, then nextOffset, then validBytes). The log's
+   * one flusher at a time, in write order.
+   */
+  void publish(long start, byte[] batch, long[] recordOffsets, int[] recordPositions, long batchNextOffset,
+      long appendTimestampMs) {
+    if (start != validBytes) {
+      throw new IllegalStateException("batch at " + start + " published out of order; " + logPath + " holds "
+          + validBytes + " valid bytes");
+    }
     cache.put(this, start, batch);
     for (int i = 0; i < recordOffsets.length; i++) {
       index.maybeAppend(recordOffsets[i], start + recordPositions[i]);
     }
-    if (firstAppendClockMs < 0) firstAppendClockMs = nowMs;
     maxAppendTimestampMs = Math.max(maxAppendTimestampMs, appendTimestampMs);
     nextOffset = batchNextOffset;
     validBytes = start + batch.length;

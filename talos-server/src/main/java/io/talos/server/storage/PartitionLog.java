@@ -3,9 +3,14 @@ package io.talos.server.storage;
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Clock;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -84,7 +89,28 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   /** Ascending base offsets, never empty; the last one is the active segment. Immutable lists. */
   private volatile List<LogSegment> segments;
   private volatile long endOffset;
+  /** Offset the next written group starts at: {@code endOffset} plus groups in flight. Append lock. */
+  private long writeOffset;
   private volatile long lastAppendTimestampMs;
+
+  /**
+   * Pipelined appends (see {@link #appendAsync}): groups written to the active segment and not yet
+   * published, oldest first; whether a flusher runs; the failure of the last flush until an
+   * appender handled it. Guarded by {@code pipe}, never held across I/O. Invariant: a group
+   * waits only while a flusher runs.
+   */
+  private final Object pipe = new Object();
+  private final ArrayDeque<Group> unflushed = new ArrayDeque<>();
+  private boolean flushing;
+  private Throwable flushFailure;
+  private LogSegment failedSegment;
+
+  /** Flush threads of pipelined appends: at most one per log at a time, idle ones end after 60 s. */
+  private static final ExecutorService FLUSHERS = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "talos-log-flush");
+    t.setDaemon(true);
+    return t;
+  });
   private volatile boolean closed;
 
   private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache,
@@ -150,6 +176,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     log.lastAppendTimestampMs = maxTs;
     log.segments = List.copyOf(opened);
     log.endOffset = log.active().baseOffset();
+    log.writeOffset = log.endOffset;
     log.recordNextOffset();
     LOG.info("Opened partition log {}: offsets [{}, {}), {} segments, {} bytes, in {} ms", dir, log.startOffset(),
         log.endOffset, log.segments.size(), log.sizeBytes(),
@@ -220,6 +247,55 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    * @throws IOException if writing failed; nothing was appended and the log stays writable
    */
   public long append(List<BlockToAppend> blocks, long appendTimestampMs) throws IOException {
+    Group g = write(blocks, appendTimestampMs);
+    if (g.startsFlush) flushLoop(g); // no flush in flight: this thread flushes, without a hand-off
+    try {
+      return g.done.join();
+    } catch (CompletionException e) {
+      throw failedAppend(e.getCause());
+    }
+  }
+
+  /**
+   * Pipelined append: writes the blocks as {@link #append} does but returns once they are written,
+   * before they are durable; the future completes with the first offset once the flush that
+   * covers them returned, in append order. Meanwhile further appends write the next groups, so the
+   * caller never waits idle for the storage. If a flush fails, the group it covered and every group
+   * written after it fail too (none of them is acknowledged or readable); the next append leaves
+   * the log writable again as after a failed {@link #append}.
+   *
+   * @throws IllegalArgumentException as {@link #append}
+   * @throws PartitionFencedException as {@link #append}
+   * @throws IOException if writing failed; nothing was appended
+   */
+  public CompletableFuture<Long> appendAsync(List<BlockToAppend> blocks, long appendTimestampMs) throws IOException {
+    Group g = write(blocks, appendTimestampMs);
+    if (g.startsFlush) FLUSHERS.execute(() -> flushLoop(null));
+    return g.done;
+  }
+
+  /**
+   * A sync append's failure as {@link #append} reports it: after a failed flush the log is first
+   * left writable (a new segment) and a fenced owner is told as {@link PartitionFencedException}.
+   */
+  private IOException failedAppend(Throwable cause) throws IOException {
+    appendLock.lock();
+    try {
+      settle();
+    } catch (PartitionFencedException fenced) {
+      return fenced;
+    } finally {
+      appendLock.unlock();
+    }
+    if (cause instanceof IOException io) return io;
+    if (cause instanceof FSError) return new IOException("disk error appending to " + dir, cause);
+    if (cause instanceof RuntimeException re) throw re;
+    if (cause instanceof Error err) throw err;
+    return new IOException(cause);
+  }
+
+  /** Validates, encodes and writes one group (not flushed); registers it for the flusher. */
+  private Group write(List<BlockToAppend> blocks, long appendTimestampMs) throws IOException {
     Objects.requireNonNull(blocks, "blocks");
     if (blocks.isEmpty()) throw new IllegalArgumentException("no blocks to append");
     long batchBytes = 0;
@@ -246,7 +322,14 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     try {
       ensureOpen();
       owner.ensureNotFenced();
-      long first = endOffset;
+      boolean failed;
+      synchronized (pipe) {
+        failed = flushFailure != null;
+      }
+      if (failed) settle(); // an earlier flush failed: start over at the end offset first
+      long nowMs = clock.millis();
+      LogSegment seg = segmentForAppend((int) batchBytes, nowMs);
+      long first = writeOffset;
       byte[] batch = new byte[(int) batchBytes];
       long[] offsets = new long[blocks.size()];
       int[] positions = new int[blocks.size()];
@@ -258,18 +341,152 @@ public final class PartitionLog implements Closeable, ReadablePartition {
         pos += RecordFormat.encode(batch, pos, next, appendTimestampMs, blocks.get(i));
         next = Math.addExact(next, blocks.get(i).messageCount());
       }
-      long nowMs = clock.millis();
-      LogSegment seg = segmentForAppend(batch.length, nowMs);
+      long start = seg.writtenBytes();
       try {
-        seg.append(batch, offsets, positions, next, appendTimestampMs, nowMs);
+        seg.write(batch, nowMs);
       } catch (IOException | RuntimeException | Error e) {
+        settle(); // the groups before this one: published if their flush succeeds
+        writeOffset = endOffset;
         throw appendFailed(seg, first, e);
       }
-      lastAppendTimestampMs = Math.max(lastAppendTimestampMs, appendTimestampMs);
-      endOffset = next;
-      return first;
+      writeOffset = next;
+      Group g = new Group(seg, start, batch, offsets, positions, first, next, appendTimestampMs);
+      synchronized (pipe) {
+        if (flushFailure != null) { // a flush failed since: this group is never acknowledged
+          g.done.completeExceptionally(new IOException("an earlier append to " + dir + " failed before offset "
+              + first + " was flushed; not acknowledged, retry", flushFailure));
+        } else {
+          unflushed.add(g);
+          if (!flushing) {
+            flushing = true;
+            g.startsFlush = true;
+          }
+        }
+      }
+      return g;
     } finally {
       appendLock.unlock();
+    }
+  }
+
+  /**
+   * The flusher: flushes the active segment, publishes every group written before the flush
+   * started (in order: end offset, cache, index) and completes their futures, while groups written
+   * meanwhile wait for the next round. One flusher per log at a time ({@code flushing}). Run by a
+   * sync appender for its own group (it hands the rest to a flush thread once that is done) or by
+   * a flush thread until nothing is left. A failed flush fails every unpublished group and stops.
+   */
+  private void flushLoop(Group own) {
+    while (true) {
+      List<Group> round;
+      synchronized (pipe) {
+        if (unflushed.isEmpty()) {
+          flushing = false;
+          pipe.notifyAll();
+          return;
+        }
+        if (own != null && own.done.isDone()) {
+          FLUSHERS.execute(() -> flushLoop(null));
+          return;
+        }
+        round = new ArrayList<>(unflushed);
+      }
+      LogSegment seg = round.get(0).seg;
+      Throwable failure = null;
+      try {
+        seg.flush();
+      } catch (IOException | RuntimeException | Error e) {
+        failure = e;
+      }
+      if (failure == null) {
+        for (Group g : round) {
+          seg.publish(g.start, g.batch, g.offsets, g.positions, g.next, g.appendTimestampMs);
+          lastAppendTimestampMs = Math.max(lastAppendTimestampMs, g.appendTimestampMs);
+          endOffset = g.next;
+        }
+        synchronized (pipe) {
+          for (int i = 0; i < round.size(); i++) unflushed.removeFirst();
+        }
+        for (Group g : round) g.done.complete(g.first);
+      } else {
+        List<Group> failed;
+        synchronized (pipe) {
+          failed = new ArrayList<>(unflushed);
+          unflushed.clear();
+          flushFailure = failure;
+          failedSegment = seg;
+          flushing = false;
+          pipe.notifyAll();
+        }
+        LOG.warn("Flushing {} failed; {} groups from offset {} are not acknowledged", seg.path(), failed.size(),
+            failed.get(0).first, failure);
+        for (Group g : failed) g.done.completeExceptionally(failure);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Waits until no flush is in flight (every written group is published or failed); if a flush
+   * failed, leaves the log as a failed append does (drops the writer, starts a new segment at the
+   * end offset). Append lock held.
+   *
+   * @return whether a failed flush was handled
+   * @throws PartitionFencedException if that showed the partition was taken over
+   */
+  private boolean settle() throws PartitionFencedException {
+    Throwable failure;
+    LogSegment seg;
+    synchronized (pipe) {
+      boolean interrupted = false;
+      while (flushing) {
+        try {
+          pipe.wait();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) Thread.currentThread().interrupt();
+      failure = flushFailure;
+      seg = failedSegment;
+      flushFailure = null;
+      failedSegment = null;
+    }
+    if (failure == null) return false;
+    writeOffset = endOffset;
+    try {
+      IOException e = appendFailed(seg, endOffset, failure);
+      if (e instanceof PartitionFencedException fenced) throw fenced;
+    } catch (RuntimeException | Error e) {
+      // the failure itself, rethrown: already reported to the groups it failed
+    }
+    return true;
+  }
+
+  /** One appended group, written and waiting for its flush. */
+  private static final class Group {
+    final LogSegment seg;
+    final long start;
+    final byte[] batch;
+    final long[] offsets;
+    final int[] positions;
+    final long first;
+    final long next;
+    final long appendTimestampMs;
+    final CompletableFuture<Long> done = new CompletableFuture<>();
+    /** Set under the pipe lock: this group's appender must start the flusher. */
+    boolean startsFlush;
+
+    Group(LogSegment seg, long start, byte[] batch, long[] offsets, int[] positions, long first, long next,
+        long appendTimestampMs) {
+      this.seg = seg;
+      this.start = start;
+      this.batch = batch;
+      this.offsets = offsets;
+      this.positions = positions;
+      this.first = first;
+      this.next = next;
+      this.appendTimestampMs = appendTimestampMs;
     }
   }
 
@@ -280,9 +497,9 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       LOG.info("Starting a new segment of {} at offset {} (the last append or roll failed)", dir, endOffset);
       return startNewActiveSegment();
     }
-    if (a.hasRecords()) {
-      if (a.validBytes() + batchBytes > config.segmentBytes()) {
-        LOG.debug("Rolling {} at offset {}: {} + {} bytes > segmentBytes={}", dir, endOffset, a.validBytes(),
+    if (a.writtenBytes() > 0) {
+      if (a.writtenBytes() + batchBytes > config.segmentBytes()) {
+        LOG.debug("Rolling {} at offset {}: {} + {} bytes > segmentBytes={}", dir, writeOffset, a.writtenBytes(),
             batchBytes, config.segmentBytes());
         return startNewActiveSegment();
       }
@@ -303,6 +520,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    * Append lock held.
    */
   private LogSegment startNewActiveSegment() throws IOException {
+    // the groups in flight go to the old segment: published (or failed) before it is sealed
+    if (settle() && active().isWritable()) return active();
     owner.check();
     LogSegment old = active();
     List<LogSegment> list = new ArrayList<>(segments);
@@ -531,6 +750,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     try {
       ensureOpen();
       owner.ensureNotFenced();
+      settle();
       active().sync();
     } finally {
       appendLock.unlock();
@@ -608,6 +828,11 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       segmentsLock.writeLock().lock();
       try {
         if (closed) return;
+        try {
+          settle(); // acknowledges (or fails) the groups in flight before the segment is sealed
+        } catch (PartitionFencedException e) {
+          // the owner check below finds it too
+        }
         closed = true;
         boolean owned;
         try {
@@ -636,6 +861,11 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   public void deleteAll() throws IOException {
     appendLock.lock();
     try {
+      try {
+        settle();
+      } catch (PartitionFencedException e) {
+        // deleted anyway
+      }
       segmentsLock.writeLock().lock();
       try {
         closed = true;

@@ -34,6 +34,9 @@ class FaultInjectingFileSystem extends FilterFileSystem {
   final AtomicInteger hsyncs = new AtomicInteger();
   final AtomicInteger opens = new AtomicInteger();
   volatile boolean snapshotReads;
+  /** While set, every hflush/hsync waits for it to open first (a slow DataNode); counted below. */
+  volatile java.util.concurrent.CountDownLatch flushGate;
+  final AtomicInteger flushesAtGate = new AtomicInteger();
   /** Paths whose delete returns false without deleting (as a file system that refuses does). */
   volatile java.util.function.Predicate<Path> refuseDelete = p -> false;
 
@@ -100,9 +103,22 @@ class FaultInjectingFileSystem extends FilterFileSystem {
       out.flush();
     }
 
+    private void awaitFlushGate() throws IOException {
+      java.util.concurrent.CountDownLatch gate = flushGate;
+      if (gate == null) return;
+      flushesAtGate.incrementAndGet();
+      try {
+        gate.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("interrupted at the flush gate");
+      }
+    }
+
     @Override
     public void hflush() throws IOException {
       hflushes.incrementAndGet();
+      awaitFlushGate();
       out.hflush(); // the bytes do reach the file: only the acknowledgement fails
       if (failNextFlushes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) throw new IOException("injected hflush failure");
     }
@@ -110,6 +126,7 @@ class FaultInjectingFileSystem extends FilterFileSystem {
     @Override
     public void hsync() throws IOException {
       hsyncs.incrementAndGet();
+      awaitFlushGate();
       out.hsync();
       if (failNextFlushes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) throw new IOException("injected hsync failure");
     }

@@ -85,6 +85,83 @@ class HdfsPartitionLogTest {
     return Arrays.stream(fs.listStatus(dir)).map(s -> s.getPath().getName()).sorted().toList();
   }
 
+  /**
+   * Pipelined appends: while the first group's hflush waits on a slow DataNode (the gate), the
+   * writer goes on writing the next groups; nothing is acknowledged or readable before its flush
+   * returned, and every group is acknowledged in order at its own offsets afterwards.
+   */
+  @Test
+  void shouldWriteNextGroupsWhileAFlushIsInFlightAndAckInOrder() throws Exception {
+    FaultInjectingFileSystem fs = new FaultInjectingFileSystem(client());
+    PartitionLog log = open(fs, small, TailCache.DISABLED);
+    java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+    fs.flushGate = gate;
+    var g1 = log.appendAsync(List.of(LogFixture.block(0, 3, 100)), T0);
+    waitFor(() -> fs.flushesAtGate.get() == 1);
+    var g2 = log.appendAsync(List.of(LogFixture.block(3, 2, 50)), T0 + 1);
+    var g3 = log.appendAsync(List.of(LogFixture.block(5, 4, 70), LogFixture.block(9, 1, 10)), T0 + 2);
+    assertFalse(g1.isDone() || g2.isDone() || g3.isDone(), "acknowledged before the flush returned");
+    assertEquals(0, log.endOffset(), "readable before the flush returned");
+    assertEquals(List.of(), log.read(0, 100, Integer.MAX_VALUE));
+
+    fs.flushGate = null;
+    gate.countDown();
+    assertEquals(0L, g1.get(30, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(3L, g2.get(30, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(5L, g3.get(30, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(10, log.endOffset());
+    List<StoredBlock> got = log.read(0, 100, Integer.MAX_VALUE);
+    assertEquals(List.of(0L, 3L, 5L, 9L), got.stream().map(StoredBlock::startOffset).toList());
+    assertTrue(java.util.Arrays.equals(LogFixture.payloadFor(5, 70), got.get(2).payload()));
+    // and a sync append after them continues the offsets
+    assertEquals(10, log.append(List.of(LogFixture.block(10, 1, 5)), T0 + 3));
+  }
+
+  /**
+   * A flush that fails with groups written behind it: the group it covered and every later one
+   * fail (none acknowledged, none readable), then the log continues at the unchanged end offset.
+   */
+  @Test
+  void shouldFailEveryLaterGroupWhenAFlushFailsMidPipeline() throws Exception {
+    FaultInjectingFileSystem fs = new FaultInjectingFileSystem(client());
+    PartitionLog log = open(fs, small, TailCache.DISABLED);
+    assertEquals(0, log.append(List.of(LogFixture.block(0, 2, 40)), T0));
+    java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+    fs.flushGate = gate;
+    fs.failNextFlushes.set(1);
+    var g1 = log.appendAsync(List.of(LogFixture.block(2, 3, 100)), T0);
+    waitFor(() -> fs.flushesAtGate.get() == 1);
+    var g2 = log.appendAsync(List.of(LogFixture.block(5, 2, 50)), T0);
+    var g3 = log.appendAsync(List.of(LogFixture.block(7, 1, 50)), T0);
+    fs.flushGate = null;
+    gate.countDown();
+    for (var g : List.of(g1, g2, g3)) {
+      var e = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> g.get(30, java.util.concurrent.TimeUnit.SECONDS));
+      assertInstanceOf(IOException.class, e.getCause());
+    }
+    assertEquals(2, log.endOffset(), "nothing after the failed flush is published");
+    assertEquals(1, log.read(0, 100, Integer.MAX_VALUE).size());
+    // the next append starts over at the end offset in a new segment
+    assertEquals(2, log.append(List.of(LogFixture.block(2, 4, 30)), T0 + 1));
+    List<StoredBlock> got = log.read(0, 100, Integer.MAX_VALUE);
+    assertEquals(List.of(0L, 2L), got.stream().map(StoredBlock::startOffset).toList());
+    assertTrue(java.util.Arrays.equals(LogFixture.payloadFor(2, 30), got.get(1).payload()));
+    long end = log.endOffset();
+    log.close();
+    PartitionLog reopened = open(client(), small, TailCache.DISABLED);
+    assertEquals(end, reopened.endOffset());
+    assertEquals(List.of(0L, 2L), reopened.read(0, 100, Integer.MAX_VALUE).stream().map(StoredBlock::startOffset).toList());
+  }
+
+  private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) throw new AssertionError("condition not met in 30 s");
+      Thread.sleep(5);
+    }
+  }
+
   @Test
   void shouldRollReadAndReopenOnHdfs() throws Exception {
     FileSystem fs = client();
