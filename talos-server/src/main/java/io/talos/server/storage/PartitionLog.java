@@ -48,6 +48,13 @@ import org.slf4j.LoggerFactory;
  * tries again first. A failed append may still have reached the disk; after a crash such a record
  * can appear on recovery (at-least-once: the producer got an error and may send it again).
  *
+ * <p><b>Pipelined appends.</b> {@link #appendAsync} splits the append: the write happens under the
+ * append lock, the flush outside it, by one flusher per log at a time, so the next groups are
+ * written while a flush is in flight; a flush publishes and acknowledges, in write order, every
+ * group written before it started. A failed flush fails every group not yet published, the ones
+ * written after it included; the next append then recovers as above. {@link #append} takes the
+ * same path and waits for its group (flushing it on its own thread when no flush is in flight).
+ *
  * <p><b>Recovery</b> ({@link #open}) is {@link LogRecovery}'s: torn tails are cut back to the last
  * whole record, segments left open on hdfs have their lease recovered and their length read again
  * once closed, and each open of a log whose newest segment holds records starts a new segment.
@@ -65,7 +72,9 @@ import org.slf4j.LoggerFactory;
  * operator resets it ({@link #open(FileSystem, Path, LogConfig, Clock, TailCache, NextOffsetStore,
  * String, int, boolean) reset}), and it then continues at the recorded offset.
  *
- * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
+ * <p><b>Thread-safety.</b> Writes, rolls, retention and close are serialized by an append lock;
+ * flushes and publishing are the flusher's (the {@code pipe} monitor hands groups over, never
+ * held across I/O); rolls, retention, sync and close first wait for the flush in flight.
  * Reads take no part in it and run concurrently with appends: they see every record below the end
  * offset they read first (volatile), which is published after the records' bytes, index entries
  * and segment size. Removing segments (retention, close) takes a read-write lock exclusively, so a
