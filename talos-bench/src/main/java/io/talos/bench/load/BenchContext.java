@@ -25,10 +25,19 @@ final class BenchContext {
   final Path docsDir;
   final Report report;
   final Progress progress;
+  /** Warm-up seconds before each measurement, and of the server warm-up after it starts. */
+  final double warmupSeconds;
+  /** A running server to drive instead of starting one, or null. */
+  String remoteEndpoint;
+  Path remoteCredential;
+  /** Where flame graphs of the server go, or null (no profiling). */
+  Path profileDir;
 
   BenchContext(Path talosHome, Path workDir, String talosJvm, String kafkaJvm, String durability,
-      Map<String, String> extraTalosProps, boolean kafka, Path docsDir, Report report, Progress progress) {
+      Map<String, String> extraTalosProps, boolean kafka, Path docsDir, Report report, Progress progress,
+      double warmupSeconds) {
     this.talosHome = talosHome;
+    this.warmupSeconds = warmupSeconds;
     this.workDir = workDir;
     this.talosJvm = split(talosJvm);
     this.kafkaJvm = split(kafkaJvm);
@@ -47,10 +56,38 @@ final class BenchContext {
   }
 
   TalosNode startTalos() throws IOException, InterruptedException {
+    if (remoteEndpoint != null) {
+      progress.note("using the running Talos server at " + remoteEndpoint + " (its own configuration; -D keys,"
+          + " --durability and --talos-jvm do not apply, and its memory is not measured)");
+      return TalosNode.remote(remoteEndpoint, remoteCredential);
+    }
+    List<String> jvm = talosJvm;
+    if (profileDir != null) {
+      // stacks between safepoints too, so that CPU samples land on the right line
+      jvm = new ArrayList<>(talosJvm);
+      jvm.add("-XX:+UnlockDiagnosticVMOptions");
+      jvm.add("-XX:+DebugNonSafepoints");
+    }
     progress.note("starting a Talos server (" + String.join(" ", talosJvm) + ", durability=" + durability + ")...");
-    TalosNode node = TalosNode.start(talosHome, workDir, talosJvm, talosProps);
+    TalosNode node = TalosNode.start(talosHome, workDir, jvm, talosProps);
     progress.note("Talos up at " + node.endpoint() + " (pid " + node.process().pid() + ")");
     return node;
+  }
+
+  /**
+   * Profiles the server for the measurement window that starts {@code delaySeconds} from now and
+   * lasts {@code seconds} (CPU, allocation and wall flame graphs named after {@code label}, see
+   * {@link ServerProfiler}); does nothing without {@code --profile}. Close it after the window.
+   */
+  AutoCloseable profile(TalosNode node, String label, double delaySeconds, double seconds) throws IOException {
+    if (profileDir == null || !node.local()) return () -> { };
+    return new ServerProfiler(workDir, node.process().pid(), profileDir, progress).window(label, delaySeconds, seconds);
+  }
+
+  /** As {@link #profile}, CPU only, from now until closed (a phase of unknown length). */
+  AutoCloseable profileCpu(TalosNode node, String label) throws IOException {
+    if (profileDir == null || !node.local()) return () -> { };
+    return new ServerProfiler(workDir, node.process().pid(), profileDir, progress).until(label, ServerProfiler.Mode.CPU);
   }
 
   KafkaNode startKafka() throws IOException, InterruptedException {

@@ -59,9 +59,11 @@ final class LatencyScenario {
     Figures kafka = null;
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
-      node.process().memory().resetPeaks();
-      talos = talos(ctx, client, rate, size, warmupSeconds, seconds, pollMicros, inflight);
-      ctx.report.memory("4 latency", "Talos", node.process().memory().snapshot());
+      node.resetMemoryPeaks();
+      try (AutoCloseable profile = ctx.profile(node, "s4-latency", warmupSeconds + 0.1, seconds)) {
+        talos = talos(ctx, client, rate, size, warmupSeconds, seconds, pollMicros, inflight);
+      }
+      ctx.report.memory("4 latency", "Talos", node.memory());
     }
     if (ctx.kafka) {
       try (KafkaNode node = ctx.startKafka()) {

@@ -34,7 +34,8 @@ public final class LoadBench {
         + " (default: the talos.home property, else the current directory).")
     Path talosHome = Path.of(System.getProperty("talos.home", "."));
 
-    @Option(names = "--warmup", description = "Warm-up seconds before each measurement (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", description = "Warm-up seconds before each measurement, not counted; also the length"
+        + " of the server warm-up after it starts (default: ${DEFAULT-VALUE}). Scenario 4 has its own --latency-warmup.")
     double warmup = 3;
 
     @Option(names = "--durability", description = "flush (acknowledged in the OS page cache, both systems) or sync"
@@ -57,8 +58,20 @@ public final class LoadBench {
     boolean noKafka;
 
     @Option(names = "--docs", description = "Directory the scenario 1 chart (bench-scenario1.png) is written to"
-        + " (default: ${DEFAULT-VALUE}).")
-    Path docs = Path.of("docs");
+        + " (default: the --out directory, so that a run never overwrites a tracked file).")
+    Path docs;
+
+    @Option(names = "--endpoint", description = "Drive a Talos server that is already running at this URL (e.g."
+        + " http://host:8080) instead of starting one; needs --credential. Its own configuration applies.")
+    String endpoint;
+
+    @Option(names = "--credential", description = "Credential file (properties, as written by"
+        + " `bin/talos user create --out`) of an account that may create and delete topics on --endpoint.")
+    Path credential;
+
+    @Option(names = "--profile", description = "Profile the Talos server with async-profiler during each"
+        + " measurement: CPU, allocation and wall-clock flame graphs (HTML) next to the results.")
+    boolean profile;
 
     @Option(names = "--update-doc", description = "A markdown file whose section between <!-- bench:begin -->"
         + " and <!-- bench:end --> is replaced by this run's report (e.g. docs/benchmarks.md).")
@@ -68,8 +81,25 @@ public final class LoadBench {
       if (!durability.equals("flush") && !durability.equals("sync")) {
         throw new CommandLine.ParameterException(new CommandLine(this), "--durability must be flush or sync, got " + durability);
       }
-      return new BenchContext(talosHome.toAbsolutePath().normalize(), workDir, talosJvm, kafkaJvm, durability,
-          talosProps, !noKafka, docs, report, progress);
+      if (warmup < 0) {
+        throw new CommandLine.ParameterException(new CommandLine(this), "--warmup must be >= 0, got " + warmup);
+      }
+      if ((endpoint == null) != (credential == null)) {
+        throw new CommandLine.ParameterException(new CommandLine(this), "--endpoint and --credential go together");
+      }
+      if (endpoint != null && profile) {
+        throw new CommandLine.ParameterException(new CommandLine(this), "--profile attaches to a server the bench"
+            + " starts; it cannot profile the one at --endpoint (run async-profiler on that host)");
+      }
+      BenchContext ctx = new BenchContext(talosHome.toAbsolutePath().normalize(), workDir, talosJvm, kafkaJvm,
+          durability, talosProps, !noKafka, docs != null ? docs : out, report, progress, warmup);
+      ctx.remoteEndpoint = endpoint;
+      ctx.remoteCredential = credential;
+      if (profile) {
+        String results = report.file().getFileName().toString().replaceAll("\\.md$", "");
+        ctx.profileDir = report.file().resolveSibling(results + "-profiles");
+      }
+      return ctx;
     }
   }
 
@@ -260,10 +290,11 @@ public final class LoadBench {
 
   static void runSync(BenchContext ctx, SyncOptions o, double warmup) throws Exception {
     List<SyncScenario.Cell> cells = SyncScenario.run(ctx, o.partitions, o.batches, o.messageBytes, o.modes,
-        warmup / 2, o.cellSeconds);
+        warmup, o.cellSeconds);
     if (ctx.docsDir != null) {
       Path png = ctx.docsDir.resolve("bench-scenario1.png");
       Charts.scenario1(cells, png);
+      // relative: beside the results file by default, beside docs/benchmarks.md with --docs docs
       ctx.report.text("![Scenario 1: QPS and latency vs partitions](bench-scenario1.png)");
       ctx.progress.note("chart written to " + png.toAbsolutePath());
     }

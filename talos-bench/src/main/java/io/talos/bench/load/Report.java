@@ -49,6 +49,7 @@ final class Report {
 
   /** Remembers a process's memory in a scenario, for {@link #memoryTable}. */
   void memory(String scenario, String system, MemorySampler.Memory m) {
+    if (m == null) return; // a remote server: not measured
     memoryRows.add(new Object[] {scenario, system, m.rssMiB(), m.hwmMiB(), m.heapUsedMiB(), m.heapCommittedMiB()});
   }
 

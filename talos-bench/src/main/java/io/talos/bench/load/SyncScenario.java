@@ -33,7 +33,7 @@ final class SyncScenario {
     byte[] payload = BenchContext.payload(messageBytes);
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       warmUp(ctx, client, payload);
-      node.process().memory().resetPeaks();
+      node.resetMemoryPeaks();
       for (String mode : modes) {
         boolean rw = mode.equals("readwrite");
         Table table = rw
@@ -67,7 +67,7 @@ final class SyncScenario {
             String label = "s1 " + mode + " p=" + partitions + " batch=" + batch;
             Map<String, ClosedLoop.GroupResult> r = ClosedLoop.run(label, ctx.progress, warmupSeconds, cellSeconds,
                 groups, false);
-            node.process().checkAlive();
+            node.checkAlive();
             ClosedLoop.GroupResult put = r.get("put");
             ClosedLoop.GroupResult get = r.get("get");
             reportErrors(ctx, label, put);
@@ -92,17 +92,19 @@ final class SyncScenario {
         }
         ctx.report.table(table);
       }
-      ctx.report.memory("1 sync", "Talos", node.process().memory().snapshot());
+      ctx.report.memory("1 sync", "Talos", node.memory());
     }
     return cells;
   }
 
   /**
-   * Five seconds of puts and gets on a scratch topic before the first cell, so that the server's
-   * and the client's JIT compilers have done their work before anything is recorded.
+   * {@code --warmup} seconds of puts and gets on a scratch topic once the server is up, so that the
+   * server's and the client's JIT compilers have done their work before anything is recorded (each
+   * measurement then has its own warm-up of the same length). None with {@code --warmup 0}.
    */
   static void warmUp(BenchContext ctx, TalosClient client, byte[] payload) throws Exception {
-    String topic = "warmup";
+    if (ctx.warmupSeconds <= 0) return;
+    String topic = "bench-warmup-" + Long.toHexString(System.nanoTime());
     int partitions = 4;
     client.admin().createTopic(topic, partitions);
     List<ClosedLoop.Step> puts = new ArrayList<>();
@@ -122,7 +124,7 @@ final class SyncScenario {
     Map<String, List<ClosedLoop.Step>> groups = new LinkedHashMap<>();
     groups.put("put", puts);
     groups.put("get", gets);
-    ClosedLoop.run("server warm-up", ctx.progress, 0, 5, groups, false);
+    ClosedLoop.run("server warm-up", ctx.progress, 0, ctx.warmupSeconds, groups, false);
     client.admin().deleteTopic(topic);
   }
 

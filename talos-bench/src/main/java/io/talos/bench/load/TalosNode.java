@@ -16,19 +16,31 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A Talos node in its own JVM ({@code io.talos.server.TalosServerMain} from
- * {@code talos-server/target}: the jar and {@code lib/}, as {@code bin/talos server} runs it), on a
- * free loopback port, with its data in a fresh directory.
+ * The Talos server a scenario drives: either a node the bench starts in its own JVM ({@code
+ * io.talos.server.TalosServerMain} from {@code talos-server/target}: the jar and {@code lib/}, as
+ * {@code bin/talos server} runs it), on a free loopback port, with its data in a fresh directory;
+ * or a server that is already running ({@link #remote}), which the bench neither starts, stops,
+ * configures nor measures the memory of.
  */
 final class TalosNode implements AutoCloseable {
+  /** Null for a remote server. */
   private final JvmProcess process;
   private final String endpoint;
-  private final Path dataDir;
+  private final Path credentialFile;
 
-  private TalosNode(JvmProcess process, String endpoint, Path dataDir) {
+  private TalosNode(JvmProcess process, String endpoint, Path credentialFile) {
     this.process = process;
     this.endpoint = endpoint;
-    this.dataDir = dataDir;
+    this.credentialFile = credentialFile;
+  }
+
+  /** A server that is already running at {@code endpoint}, used with the credential in the file. */
+  static TalosNode remote(String endpoint, Path credentialFile) throws IOException {
+    if (!Files.isReadable(credentialFile)) {
+      throw new IOException("credential file " + credentialFile + " is not readable (the properties file"
+          + " bin/talos user create --out writes)");
+    }
+    return new TalosNode(null, endpoint, credentialFile);
   }
 
   static TalosNode start(Path talosHome, Path workDir, List<String> jvmOptions,
@@ -47,7 +59,7 @@ final class TalosNode implements AutoCloseable {
       String up = p.awaitLine(l -> l.startsWith("Talos is up: endpoint "), 60_000);
       String endpoint = up.substring("Talos is up: endpoint ".length()).split(",")[0].trim();
       p.awaitLine(l -> l.equals("READY"), 30_000);
-      return new TalosNode(p, endpoint, dataDir);
+      return new TalosNode(p, endpoint, dataDir.resolve("admin-credential.properties"));
     } catch (IOException | InterruptedException | RuntimeException e) {
       p.close();
       throw e;
@@ -74,7 +86,7 @@ final class TalosNode implements AutoCloseable {
 
   TalosClient client() {
     return TalosClient.create(TalosClientConfig.builder().endpoint(endpoint)
-        .credentialFile(dataDir.resolve("admin-credential.properties"))
+        .credentialFile(credentialFile)
         .requestTimeoutMs(30_000).build());
   }
 
@@ -90,12 +102,32 @@ final class TalosNode implements AutoCloseable {
     return endpoint;
   }
 
+  /** Whether the bench started this server (false: a remote one). */
+  boolean local() {
+    return process != null;
+  }
+
+  /** The server process; only for a server the bench started. */
   JvmProcess process() {
+    if (process == null) throw new IllegalStateException("the server at " + endpoint + " is not the bench's process");
     return process;
+  }
+
+  void resetMemoryPeaks() {
+    if (process != null) process.memory().resetPeaks();
+  }
+
+  /** The server's memory so far, or null for a remote server (not measured). */
+  MemorySampler.Memory memory() {
+    return process == null ? null : process.memory().snapshot();
+  }
+
+  void checkAlive() throws IOException {
+    if (process != null) process.checkAlive();
   }
 
   @Override
   public void close() {
-    process.close();
+    if (process != null) process.close();
   }
 }

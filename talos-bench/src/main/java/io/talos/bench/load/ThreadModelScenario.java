@@ -33,7 +33,7 @@ final class ThreadModelScenario {
     List<byte[]> batchPayloads = java.util.Collections.nCopies(batch, payload);
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
-      node.process().memory().resetPeaks();
+      node.resetMemoryPeaks();
       String topic = "s2-threads-p" + partitions;
       client.admin().createTopic(topic, partitions);
       List<ClosedLoop.Step> puts = new ArrayList<>();
@@ -54,7 +54,7 @@ final class ThreadModelScenario {
       groups.put("get", gets);
       Map<String, ClosedLoop.GroupResult> r = ClosedLoop.run("s2 threads", ctx.progress, warmupSeconds, seconds,
           groups, false);
-      node.process().checkAlive();
+      node.checkAlive();
       Table t = new Table("Scenario 2 (client-side latency in ms)", "operation", "QPS", "MB/s", "mean", "P75", "P99",
           "P999", "max");
       for (ClosedLoop.GroupResult g : r.values()) {
@@ -75,7 +75,7 @@ final class ThreadModelScenario {
             num(service, "p999Ms"), num(service, "maxMs"));
       }
       ctx.report.table(t);
-      ctx.report.memory("2 thread model", "Talos", node.process().memory().snapshot());
+      ctx.report.memory("2 thread model", "Talos", node.memory());
     }
   }
 

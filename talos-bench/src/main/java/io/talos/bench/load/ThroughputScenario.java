@@ -50,9 +50,9 @@ final class ThroughputScenario {
     List<Figures> kafka = new ArrayList<>();
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
-      node.process().memory().resetPeaks();
-      for (int size : sizes) talos.add(talos(ctx, client, size, partitions, batchBytes, warmupSeconds, seconds));
-      ctx.report.memory("3 throughput", "Talos", node.process().memory().snapshot());
+      node.resetMemoryPeaks();
+      for (int size : sizes) talos.add(talos(ctx, node, client, size, partitions, batchBytes, warmupSeconds, seconds));
+      ctx.report.memory("3 throughput", "Talos", node.memory());
     }
     if (ctx.kafka) {
       try (KafkaNode node = ctx.startKafka()) {
@@ -85,8 +85,8 @@ final class ThroughputScenario {
     }
   }
 
-  private static Figures talos(BenchContext ctx, TalosClient client, int size, int partitions, int batchBytes,
-      double warmupSeconds, double seconds) throws Exception {
+  private static Figures talos(BenchContext ctx, TalosNode node, TalosClient client, int size, int partitions,
+      int batchBytes, double warmupSeconds, double seconds) throws Exception {
     String topic = "s3-" + size + "b-p" + partitions;
     client.admin().createTopic(topic, partitions);
     byte[] payload = BenchContext.payload(size);
@@ -96,8 +96,11 @@ final class ThroughputScenario {
       SimpleProducer producer = client.producer(topic, p);
       puts.add(() -> producer.put(batch).messageCount());
     }
-    var r = ClosedLoop.run("s3 talos produce " + size + " B", ctx.progress, warmupSeconds, seconds,
-        java.util.Map.of("put", puts), true).get("put");
+    ClosedLoop.GroupResult r;
+    try (AutoCloseable profile = ctx.profile(node, "s3-produce-" + size + "b", warmupSeconds, seconds)) {
+      r = ClosedLoop.run("s3 talos produce " + size + " B", ctx.progress, warmupSeconds, seconds,
+          java.util.Map.of("put", puts), true).get("put");
+    }
     SyncScenario.reportErrors(ctx, "s3 talos " + size + " B", r);
     // read everything back, a thread per partition
     long[] ends = new long[partitions];
@@ -107,7 +110,6 @@ final class ThroughputScenario {
     LongAdder read = new LongAdder();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     List<Thread> readers = new ArrayList<>();
-    long t0 = System.nanoTime();
     for (int p = 0; p < partitions; p++) {
       SimpleConsumer consumer = client.consumer(topic, p);
       long end = ends[p];
@@ -129,9 +131,13 @@ final class ThroughputScenario {
     final long totalF = total;
     ctx.progress.start("s3 talos read-back " + size + " B", 0, () -> String.format(Locale.ROOT, "%,d / %,d records",
         read.sum(), totalF));
-    readers.forEach(Thread::start);
-    for (Thread t : readers) t.join();
-    double readSeconds = (System.nanoTime() - t0) / 1e9;
+    double readSeconds;
+    try (AutoCloseable profile = ctx.profileCpu(node, "s3-read-back-" + size + "b")) {
+      long t0 = System.nanoTime();
+      readers.forEach(Thread::start);
+      for (Thread t : readers) t.join();
+      readSeconds = (System.nanoTime() - t0) / 1e9;
+    }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s3 talos read-back failed: " + failure.get() + "_");
     client.admin().deleteTopic(topic);

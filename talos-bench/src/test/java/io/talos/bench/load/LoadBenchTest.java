@@ -54,4 +54,47 @@ class LoadBenchTest {
     Files.writeString(doc, "# B\n");
     assertThrows(IOException.class, () -> LoadBench.updateDoc(doc, "x"));
   }
+
+  @Test
+  void shouldWriteChartsToTheOutputDirectoryUnlessDocsIsGivenAndKeepTheToldWarmup(@TempDir Path dir) throws Exception {
+    LoadBench.All all = new LoadBench.All();
+    new CommandLine(all).parseArgs("--out", dir.toString(), "--warmup", "7");
+    try (Progress progress = new Progress()) {
+      BenchContext ctx = all.common.context(new Report(dir, System.out), progress, dir);
+      assertEquals(dir, ctx.docsDir);
+      assertEquals(7.0, ctx.warmupSeconds);
+      assertEquals(null, ctx.profileDir);
+      assertEquals(null, ctx.remoteEndpoint);
+    }
+    LoadBench.All withDocs = new LoadBench.All();
+    new CommandLine(withDocs).parseArgs("--out", dir.toString(), "--docs", "docs", "--profile");
+    try (Progress progress = new Progress()) {
+      BenchContext ctx = withDocs.common.context(new Report(dir, System.out), progress, dir);
+      assertEquals(Path.of("docs"), ctx.docsDir);
+      assertTrue(ctx.profileDir.getFileName().toString().endsWith("-profiles"), ctx.profileDir.toString());
+      assertEquals(dir, ctx.profileDir.getParent());
+    }
+  }
+
+  @Test
+  void shouldTargetARunningServerOnlyWithACredentialAndWithoutProfiling(@TempDir Path dir) throws Exception {
+    try (Progress progress = new Progress()) {
+      LoadBench.All noCredential = new LoadBench.All();
+      new CommandLine(noCredential).parseArgs("--out", dir.toString(), "--endpoint", "http://h:8080");
+      assertThrows(CommandLine.ParameterException.class,
+          () -> noCredential.common.context(new Report(dir, System.out), progress, dir));
+      LoadBench.All profiled = new LoadBench.All();
+      new CommandLine(profiled).parseArgs("--out", dir.toString(), "--endpoint", "http://h:8080", "--credential",
+          dir.resolve("c.properties").toString(), "--profile");
+      assertThrows(CommandLine.ParameterException.class,
+          () -> profiled.common.context(new Report(dir, System.out), progress, dir));
+      LoadBench.All remote = new LoadBench.All();
+      new CommandLine(remote).parseArgs("--out", dir.toString(), "--endpoint", "http://h:8080", "--credential",
+          dir.resolve("c.properties").toString());
+      BenchContext ctx = remote.common.context(new Report(dir, System.out), progress, dir);
+      assertEquals("http://h:8080", ctx.remoteEndpoint);
+      // the credential file must exist before anything is started
+      assertThrows(IOException.class, ctx::startTalos);
+    }
+  }
 }
