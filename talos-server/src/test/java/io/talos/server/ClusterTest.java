@@ -81,6 +81,9 @@ class ClusterTest {
           ServerConfig.METADATA_HBASE_NAMESPACE, name,
           ServerConfig.STORAGE_ROOT_URI, hdfsUri + "/" + name,
           ServerConfig.STORAGE_LEASE_RECOVERY_TIMEOUT_MS, "30000",
+          ServerConfig.CLUSTER_PEER_PORT, "0",
+          ServerConfig.CLUSTER_PEER_HOST, "127.0.0.1",
+          ServerConfig.CLUSTER_PEER_SECRET, "cluster-test-peer-secret",
           "hbase.client.retries.number", "3"));
       kv.addAll(List.of(extra));
       nodes.add(TestServers.start(tmp.resolve("n" + i), kv.toArray(String[]::new)));
@@ -296,8 +299,10 @@ class ClusterTest {
       SortedMap<Long, String> acked = new TreeMap<>();
       for (int i = 0; i < 5; i++) acked.put(RestartTest.api(oldOwner).put(tap, List.of("old" + i)), "old" + i);
       RawApi viaN1 = RestartTest.api(nodes.get(1));
-      GalaxyTalosException refused = assertThrows(GalaxyTalosException.class, () -> viaN1.put(tap, List.of("x")));
-      assertEquals(ErrorCode.PARTITION_NOT_SERVING, refused.getErrorCode(), "a non-owner never opens it for writing");
+      // A non-owner never opens the partition for writing: it forwards the put to the owner.
+      long forwardedBefore = nodes.get(1).metrics().meter("forward.sent").getCount();
+      acked.put(viaN1.put(tap, List.of("forwarded")), "forwarded");
+      assertTrue(nodes.get(1).metrics().meter("forward.sent").getCount() > forwardedBefore, "n1 forwarded the put");
 
       // n1 alone believes a is gone (a is paused, its session about to expire): it takes the partition over.
       nodes.get(1).cluster().routing().apply(new MembershipView(Long.MAX_VALUE / 4, full.nodes().stream()
