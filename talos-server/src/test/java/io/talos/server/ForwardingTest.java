@@ -116,8 +116,8 @@ class ForwardingTest {
         ServerConfig.STORAGE_ROOT_URI, tmp.resolve("shared").toUri().toString(),
         ServerConfig.CLUSTER_PEER_PORT, "0", ServerConfig.CLUSTER_PEER_HOST, "127.0.0.1",
         ServerConfig.CLUSTER_PEER_SECRET, SECRET,
-        ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS, "3000",
-        ServerConfig.CLUSTER_PEER_REQUEST_TIMEOUT_MS, "3000")), routing);
+        ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS, "1500",
+        ServerConfig.CLUSTER_PEER_REQUEST_TIMEOUT_MS, "6000")), routing);
   }
 
   @AfterAll
@@ -187,7 +187,7 @@ class ForwardingTest {
           () -> RestartTest.api(b).put(tap(3), List.of("x")));
       assertEquals(ErrorCode.PARTITION_NOT_SERVING, down.getErrorCode(), down.getErrMsg());
       assertTrue(down.getErrMsg().contains("unreachable"), down.getErrMsg());
-      // Accepts TCP, never says HELLO: the connect timeout (3 s) answers, nothing was sent.
+      // Accepts TCP, never says HELLO: the connect timeout (1.5 s, well before the request timeout) answers, nothing was sent.
       GalaxyTalosException mute = assertThrows(GalaxyTalosException.class,
           () -> RestartTest.api(b).put(tap(4), List.of("x")));
       assertEquals(ErrorCode.PARTITION_NOT_SERVING, mute.getErrorCode(), mute.getErrMsg());

@@ -37,14 +37,19 @@ public final class Authorizer {
   public enum Scope { ANY_ACCOUNT, ADMIN_ONLY, TOPIC }
 
   /** @param permission the {@link TopicPermission} bit needed on each named topic (TOPIC scope) */
-  public record Rule(Scope scope, int permission) {
+  public record Rule(Scope scope, int permission, boolean adminWithoutTopic) {
     static Rule topic(int permission) {
-      return new Rule(Scope.TOPIC, permission);
+      return new Rule(Scope.TOPIC, permission, false);
+    }
+
+    /** As {@link #topic}, and a call that names no topic (it means every topic) is the admin's. */
+    static Rule topicOrAdmin(int permission) {
+      return new Rule(Scope.TOPIC, permission, true);
     }
   }
 
-  private static final Rule ANY = new Rule(Scope.ANY_ACCOUNT, 0);
-  private static final Rule ADMIN = new Rule(Scope.ADMIN_ONLY, 0);
+  private static final Rule ANY = new Rule(Scope.ANY_ACCOUNT, 0, false);
+  private static final Rule ADMIN = new Rule(Scope.ADMIN_ONLY, 0, false);
 
   /** Method name (unique over the five services) → what it needs. */
   public static final Map<String, Rule> RULES = Map.ofEntries(
@@ -57,6 +62,8 @@ public final class Authorizer {
       Map.entry("getTopicOffset", Rule.topic(TopicPermission.DESCRIBE_TOPIC)),
       Map.entry("getPartitionOffset", Rule.topic(TopicPermission.DESCRIBE_TOPIC)),
       Map.entry("getPartitionsOffset", Rule.topic(TopicPermission.DESCRIBE_TOPIC)),
+      Map.entry("getOffsetForTimestamp", Rule.topic(TopicPermission.DESCRIBE_TOPIC)),
+      Map.entry("initProducerId", ANY), // an id only; its puts are checked as puts
       // ConsumerService: consuming as a group
       Map.entry("lockPartition", Rule.topic(TopicPermission.GET_MESSAGE)),
       Map.entry("lockWorker", Rule.topic(TopicPermission.GET_MESSAGE)),
@@ -65,6 +72,7 @@ public final class Authorizer {
       Map.entry("updateOffset", Rule.topic(TopicPermission.GET_MESSAGE)),
       Map.entry("queryOffset", Rule.topic(TopicPermission.GET_MESSAGE)),
       Map.entry("queryWorker", Rule.topic(TopicPermission.GET_MESSAGE)),
+      Map.entry("listConsumerGroups", Rule.topicOrAdmin(TopicPermission.DESCRIBE_TOPIC)),
       // TopicService
       Map.entry("createTopic", ANY),
       Map.entry("listTopics", ANY), // lists only the topics the caller holds some permission on
@@ -85,6 +93,8 @@ public final class Authorizer {
       Map.entry("deleteUserQuota", ADMIN),
       Map.entry("listUserQuota", ADMIN),
       Map.entry("queryUserQuota", ANY), // the caller's own quota
+      // ClusterService
+      Map.entry("getScheduleInfo", ANY), // node URLs only; a producer with PUT_MESSAGE alone routes with it
       // CredentialService
       Map.entry("createCredential", ADMIN),
       Map.entry("listCredentials", ADMIN),
@@ -131,6 +141,10 @@ public final class Authorizer {
     if (credential.admin()) return null;
     List<Object> named = new ArrayList<>();
     collectTopics(args, named, 0);
+    if (named.isEmpty() && rule.adminWithoutTopic()) {
+      return TalosErrors.of(ErrorCode.PERMISSION_DENIED_ERROR, method + " without a topic covers every topic and"
+          + " needs the admin credential; account '" + credential.ownerId() + "' may name a topic it can describe");
+    }
     for (Object ref : named) {
       TopicRecord topic;
       try {

@@ -80,7 +80,7 @@ class ConsoleBrowserTest {
 
         By ordersRow = By.cssSelector("#topics tbody tr[data-key='orders']");
         wait.until(ExpectedConditions.visibilityOfElementLocated(ordersRow));
-        browser.findElement(ordersRow).click();
+        clickRow(wait, ordersRow);
         wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("topic-name"), "orders"));
         By p0 = By.cssSelector("#partitions tbody tr:first-child");
         wait.until(ExpectedConditions.textToBePresentInElementLocated(p0, "41"));
@@ -95,7 +95,7 @@ class ConsoleBrowserTest {
 
         By billingRow = By.cssSelector("#groups tbody tr[data-key='billing']");
         wait.until(ExpectedConditions.visibilityOfElementLocated(billingRow));
-        browser.findElement(billingRow).click();
+        clickRow(wait, billingRow);
         // lag: partition 0 has 41 - 29 = 12, partition 1 has 9 - 9 = 0, partition 2 nothing
         wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("group-lag"), "12"));
         @SuppressWarnings("unchecked")
@@ -111,5 +111,16 @@ class ConsoleBrowserTest {
         browser.quit();
       }
     }
+  }
+
+  /**
+   * Clicks a table row. The console re-renders its tables on every refresh, so a row found a
+   * moment ago may have been replaced: find it again until the click lands.
+   */
+  private static void clickRow(WebDriverWait wait, By row) {
+    wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class).until(driver -> {
+      driver.findElement(row).click();
+      return true;
+    });
   }
 }
