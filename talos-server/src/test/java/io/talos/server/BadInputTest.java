@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.thrift.CreateTopicRequest;
+import io.talos.thrift.AddSubResourceNameRequest;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.GetMessageRequest;
@@ -14,7 +15,6 @@ import io.talos.thrift.MessageCompressionType;
 import io.talos.thrift.MessageService;
 import io.talos.thrift.OffsetInfo;
 import io.talos.thrift.PutMessageRequest;
-import io.talos.thrift.QuotaService;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicAttribute;
 import io.talos.thrift.TopicService;
@@ -45,7 +45,9 @@ class BadInputTest {
 
   @BeforeAll
   static void start() throws Exception {
-    server = TestServers.start(dataDir, ServerConfig.REQUEST_MAX_BYTES, String.valueOf(12 * 1024 * 1024));
+    // Input validation, not rate limits: a 10 MiB put would otherwise leave partition 0 in quota debt.
+    server = TestServers.start(dataDir, ServerConfig.REQUEST_MAX_BYTES, String.valueOf(12 * 1024 * 1024),
+        ServerConfig.QUOTA_PARTITION_PUT_BYTES_PER_SEC, "0", ServerConfig.QUOTA_PARTITION_GET_BYTES_PER_SEC, "0");
     api = new RawApi(server.endpoint(), server.adminCredential().secretKeyId(), server.adminCredential().secretKey());
     topic = createTopic("bad-input", 2).getTopicInfo().getTopicTalosResourceName();
     putOk(0, "first", "second");
@@ -272,15 +274,20 @@ class BadInputTest {
   }
 
   @Test
-  void quotasArePlainlyNotAvailableAndLegacyClientsGetSdkCodes() throws Exception {
-    HttpResponse<byte[]> ours = api.post("/v1/api/quota", "listUserQuota", RawApi.call("listUserQuota", new QuotaService.listUserQuota_args()));
-    GalaxyTalosException e = RawApi.reply(ours.body(), new QuotaService.listUserQuota_result()).getE();
+  void unsupportedCallsArePlainlyNotAvailableAndLegacyClientsGetSdkCodes() throws Exception {
+    TopicService.addSubResourceName_args args = new TopicService.addSubResourceName_args(
+        new AddSubResourceNameRequest(topic, "org", "team"));
+    HttpResponse<byte[]> ours = api.post("/v1/api/topic", "addSubResourceName", RawApi.call("addSubResourceName", args));
+    GalaxyTalosException e = RawApi.reply(ours.body(), new TopicService.addSubResourceName_result()).getE();
     assertEquals(ErrorCode.NOT_SUPPORTED, e.getErrorCode());
-    assertTrue(e.getErrMsg().contains("not available"));
-    HttpResponse<byte[]> legacy = api.send("POST", "/v1/api/quota", "listUserQuota",
-        RawApi.call("listUserQuota", new QuotaService.listUserQuota_args()), Instant.now().getEpochSecond(),
+    assertTrue(e.getErrMsg().contains("not available"), e.getErrMsg());
+    HttpResponse<byte[]> legacy = api.send("POST", "/v1/api/topic", "addSubResourceName",
+        // another body: the same signed state-changing call twice would be refused as a replay
+        RawApi.call("addSubResourceName", new TopicService.addSubResourceName_args(
+            new AddSubResourceNameRequest(topic, "org2", "team"))), Instant.now().getEpochSecond(),
         server.adminCredential().secretKey(), null, "Java-SDK/2.0.2 Java/17");
-    assertEquals(ErrorCode.OPERATION_FAILED, RawApi.reply(legacy.body(), new QuotaService.listUserQuota_result()).getE().getErrorCode());
+    assertEquals(ErrorCode.OPERATION_FAILED,
+        RawApi.reply(legacy.body(), new TopicService.addSubResourceName_result()).getE().getErrorCode());
   }
 
   @Test

@@ -42,12 +42,14 @@ public final class TokenBucket {
 
   /**
    * How long a request of {@code units} would wait if it took its tokens now, in nanoseconds
-   * (0: at once). Takes nothing.
+   * (0: at once). Takes nothing. A request larger than the capacity waits only until the bucket
+   * is full (it could never wait for more) and then takes it into debt, which the requests after
+   * it pay by waiting: so it is admitted with the throttle's bounded delay, not refused forever.
    */
   public synchronized long waitNanos(long units, long nowNanos) {
     if (ratePerSec <= 0) return 0;
     refill(nowNanos);
-    double after = tokens - units;
+    double after = tokens - Math.min(units, capacity);
     return after >= 0 ? 0 : (long) Math.ceil(-after * 1e9 / ratePerSec);
   }
 

@@ -86,4 +86,16 @@ class ThrottleTest {
       assertTrue(admitted >= 100 && admitted <= 111, "admitted " + admitted); // burst + what 100 ms of delay allows
     }
   }
+
+  @Test
+  void aRequestLargerThanTheBucketIsAdmittedWhenTheBucketIsFullAndTheNextOnesPayItsDebt() {
+    long second = 1_000_000_000L;
+    TokenBucket bucket = new TokenBucket(1000, 1000, 0); // 1000 units/s, holds 1000
+    assertEquals(0, bucket.waitNanos(5000, 0), "a full bucket admits a request of 5x its capacity at once");
+    bucket.take(5000, 0);
+    assertEquals(4 * second, bucket.waitNanos(1, 0), 2_000_000,
+        "the next request waits until the 4000 units of debt are paid");
+    assertEquals(second, bucket.waitNanos(5000, 4 * second), 1_000_000,
+        "another large one waits until the bucket is full again, not for its whole size");
+  }
 }
