@@ -215,11 +215,11 @@ public final class ReliabilityMain {
   }
 
   @Command(name = "cluster", mixinStandardHelpOptions = true,
-      description = "Scenario 7: cluster chaos (not available: needs a multi-node cluster).")
+      description = "Scenario 7: cluster chaos (not available yet: needs the multi-process cluster sandbox).")
   static final class Cluster implements Callable<Integer> {
     @Override
     public Integer call() {
-      System.out.println("Scenario 7 (cluster chaos) is not available: Talos has no multi-node cluster yet.");
+      System.out.println("Scenario 7 (cluster chaos) is not available yet: it needs the multi-process cluster sandbox, which is not built.");
       return 2;
     }
   }
