@@ -40,6 +40,7 @@ import io.talos.server.ops.BridgedMetricRegistry;
 import io.talos.server.ops.ClusterView;
 import io.talos.server.ops.ConsoleHandler;
 import io.talos.server.ops.HealthChecks;
+import io.talos.server.ops.MembershipClusterView;
 import io.talos.server.ops.MetricsHandler;
 import io.talos.server.ops.OpsAdminAuth;
 import io.talos.server.ops.OpsApiHandler;
@@ -174,6 +175,7 @@ public final class TalosServer implements AutoCloseable {
         clusterNode = new ClusterNode(clusterSettings, new NodeInfo("starting", "http://starting", null, 0,
             NodeState.ACTIVE, clusterSettings.capacity()), epochs, partitionLogs, store,
             store instanceof CachingMetadataStore c ? c : null, clock);
+        this.clusterView = new MembershipClusterView(clusterNode); // /ops/nodes, owners, drain
       }
       Topics topics = new Topics(clusterNode != null ? clusterNode.broadcasting(store) : store);
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,

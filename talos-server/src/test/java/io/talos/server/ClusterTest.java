@@ -229,6 +229,14 @@ class ClusterTest {
       awaitAcks(load, 30);
       TalosServer owner = servingNode(live, "drain", 1);
       String ownerId = owner.routing().localNode().id();
+      // The ops API lists the members from the membership, on any node.
+      HttpResponse<String> members = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+          URI.create(live.get(0).opsEndpoint() + "/ops/nodes")).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, members.statusCode(), members.body());
+      for (TalosServer n : live) {
+        String id = n.routing().localNode().id();
+        assertTrue(members.body().contains("\"" + id + "\""), id + " missing from /ops/nodes: " + members.body());
+      }
       // The drain request goes through another node's ops port, as bin/talos cluster drain does.
       TalosServer other = live.stream().filter(n -> n != owner).findFirst().orElseThrow();
       HttpResponse<String> drain = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
