@@ -58,9 +58,7 @@ public final class PartitionReader {
      * The offset of the first message appended at or after {@code timestampMs} (the end offset + 1
      * when there is none).
      */
-    default long offsetForTimestamp(long timestampMs) {
-      throw new UnsupportedOperationException("start.from=TIMESTAMP is not supported here");
-    }
+    long offsetForTimestamp(long timestampMs);
   }
 
   private final int partition;

@@ -48,6 +48,12 @@ class PartitionReaderTest {
     public long[] range() {
       return new long[] {start, end};
     }
+
+    @Override
+    public long offsetForTimestamp(long timestampMs) {
+      // every message of this fake partition was appended at time 0
+      return timestampMs <= 0 ? start : end + 1;
+    }
   };
 
   List<ConsumedMessage> fetch(long offset, int max) {
