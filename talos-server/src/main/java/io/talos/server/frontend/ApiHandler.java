@@ -478,6 +478,22 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       submit(task, false, forgetReplay);
       return;
     }
+    // Quotas are charged only for a request that can be served: its arguments are checked first
+    // (no storage touched), so a refused put or get costs its account and topic no tokens.
+    // Permissions and argument limits were checked before this point.
+    if (topic != null) {
+      try {
+        if (put) {
+          ((PutTask) task).validated(messages.validatePut(((MessageService.putMessage_args) call.args()).getRequest()));
+        } else {
+          messages.validateGet(((MessageService.getMessage_args) call.args()).getRequest());
+        }
+      } catch (GalaxyTalosException invalid) {
+        forgetReplay.run(); // nothing ran
+        task.fail(invalid);
+        return;
+      }
+    }
     // Quotas are enforced where the partition is served (a forwarded request on its owner).
     Throttle.Decision decision = topic == null ? Throttle.Decision.NOW
         : put ? security.throttle().admitPut(credential, topic, tap.getPartitionId(), ((PutTask) task).sizeBytes())

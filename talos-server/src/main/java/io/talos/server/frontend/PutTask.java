@@ -26,6 +26,8 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
   private final MessageServiceHandler handler;
   private final PutMessageRequest request;
   private final long sizeBytes;
+  /** Set by the front-end when it checked the put before charging quotas; read by the pool worker after the hand-off. */
+  private volatile MessageServiceHandler.ValidatedPut validated;
 
   PutTask(MessageServiceHandler handler, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage) {
@@ -47,6 +49,11 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
       }
     }
     this.sizeBytes = bytes;
+  }
+
+  /** The put's arguments, already checked ({@link MessageServiceHandler#validatePut}): not checked again. */
+  void validated(MessageServiceHandler.ValidatedPut put) {
+    this.validated = put;
   }
 
   @Override
@@ -74,7 +81,8 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
     for (PutTask task : batch) {
       RequestContext.bind(task.ctx);
       try {
-        prepared.add(handler.preparePut(task.request));
+        MessageServiceHandler.ValidatedPut checked = task.validated;
+        prepared.add(checked != null ? handler.preparePut(checked) : handler.preparePut(task.request));
         valid.add(task);
       } catch (Throwable e) {
         task.fail(e);

@@ -158,8 +158,31 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     }
   }
 
+  /**
+   * A put whose arguments were checked (topic, partition, blocks, producer fields) but whose
+   * partition log is not resolved yet: checking touches no storage, so the front-end runs it
+   * before the put is charged to any quota (a refused put costs no tokens).
+   */
+  public record ValidatedPut(TopicRecord topic, int partitionId, List<BlockToAppend> blocks, String sequenceId,
+      long producerId, int producerSequence) {}
+
   /** Validates a put and resolves its partition log, without writing anything. */
   public PreparedPut preparePut(PutMessageRequest request) throws GalaxyTalosException {
+    return preparePut(validatePut(request));
+  }
+
+  /** Resolves the partition log of a validated put (may open it: storage). */
+  public PreparedPut preparePut(ValidatedPut put) throws GalaxyTalosException {
+    return new PreparedPut(put.topic(), put.partitionId(), log(put.topic(), put.partitionId()), put.blocks(),
+        put.sequenceId(), put.producerId(), put.producerSequence());
+  }
+
+  /**
+   * Checks a put's arguments without touching storage: INVALID_REQUEST_PARAMS, TOPIC_NOT_EXIST or
+   * PARTITION_NOT_EXIST naming what is wrong. CPU only (a block is decompressed to check its
+   * framing, bounded by {@code message.block.uncompressed.max.bytes}).
+   */
+  public ValidatedPut validatePut(PutMessageRequest request) throws GalaxyTalosException {
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     TopicRecord topic = topics.partition(request.getTopicAndPartition());
     List<MessageBlock> blocks = request.getMessageBlocks();
@@ -209,8 +232,28 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       producerSequence = request.getProducerSequence();
     }
     int partition = request.getTopicAndPartition().getPartitionId();
-    return new PreparedPut(topic, partition, log(topic, partition), toAppend,
+    return new ValidatedPut(topic, partition, toAppend,
         request.getSequenceId() == null ? "" : request.getSequenceId(), producerId, producerSequence);
+  }
+
+  /**
+   * Checks a get's arguments without touching storage (the same checks {@link #getMessage}
+   * makes), so that the front-end charges quotas only for a get that can be served.
+   */
+  public void validateGet(GetMessageRequest request) throws GalaxyTalosException {
+    if (request == null) throw TalosErrors.invalidParams("request is missing");
+    topics.partition(request.getTopicAndPartition());
+    long offset = request.getMessageOffset();
+    if (offset < 0 && offset != MessageOffset.START_OFFSET.getValue()
+        && offset != MessageOffset.LATEST_OFFSET.getValue()) {
+      throw TalosErrors.invalidParams("messageOffset " + offset + " is invalid; use an offset >= 0, -1 (start) or -2 (latest)");
+    }
+    bound("maxGetMessageNumber", request.isSetMaxGetMessageNumber(), request.getMaxGetMessageNumber(), maxGetMessages);
+    bound("maxGetMessageBytes", request.isSetMaxGetMessageBytes(), request.getMaxGetMessageBytes(), maxGetBytes);
+    if (request.isSetMaxWaitMs() && request.getMaxWaitMs() < 0) {
+      throw TalosErrors.invalidParams("maxWaitMs " + request.getMaxWaitMs()
+          + " is negative; use 0 (answer at once) or a wait in ms (the server caps it)");
+    }
   }
 
   /**
