@@ -222,7 +222,7 @@ public final class ServerConfig extends TalosConfig {
       .define(QUOTA_BUCKETS_MAX, Type.INT, 100_000, Validator.between(1, 10_000_000),
           "Most token buckets (per partition, topic and account quota) kept at once, about 200 bytes each; the least recently used are dropped (and come back full).")
       .define(QUOTA_SHARE, Type.STRING, "1.0", fraction(),
-          "Fraction of each user and topic quota (cluster-wide rates) this node enforces, in (0, 1]; 1.0 on a single node. Per-partition limits are not divided.")
+          "Fraction of each user and topic quota (cluster-wide rates) this node enforces without a cluster, in (0, 1]; 1.0 on a single node. In cluster mode (cluster.zookeeper.quorum set) it is not used: each node enforces 1 / the number of ACTIVE members, updated with the membership. Per-partition limits are not divided.")
       .section("TLS")
       .define(HTTP_ENABLED, Type.BOOLEAN, true, null,
           "Whether the plain-HTTP API listener (server.port) runs; turn it off to serve the API over TLS only (server.tls.port).")

@@ -246,7 +246,9 @@ public final class TalosServer implements AutoCloseable {
           config.getLong(ServerConfig.QUOTA_PARTITION_PUT_BYTES_PER_SEC),
           config.getLong(ServerConfig.QUOTA_PARTITION_GET_BYTES_PER_SEC), config.getLong(ServerConfig.QUOTA_BURST_MS),
           config.getLong(ServerConfig.QUOTA_THROTTLE_MAX_DELAY_MS), config.getInt(ServerConfig.QUOTA_BUCKETS_MAX)),
-          QuotaShare.fixed(Double.parseDouble(config.getString(ServerConfig.QUOTA_SHARE))),
+          // Cluster mode: 1 / the ACTIVE members, following the membership; else the configured share.
+          clusterNode != null ? clusterNode.quotaShare()
+              : QuotaShare.fixed(Double.parseDouble(config.getString(ServerConfig.QUOTA_SHARE))),
           () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()), store);
       ApiHandler api = new ApiHandler(services, authenticator, clock, maxRequest, metrics, taskPool,
               config.getLong(ServerConfig.SCHEDULING_MAX_WAITING_BYTES), messageHandler, replayGuard,

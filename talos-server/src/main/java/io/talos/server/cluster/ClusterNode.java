@@ -39,6 +39,7 @@ public final class ClusterNode implements AutoCloseable {
   private final CachingMetadataStore cache;
   private final ScheduledExecutorService executor;
   private final CompletableFuture<Void> drained = new CompletableFuture<>();
+  private final ActiveNodesQuotaShare quotaShare = new ActiveNodesQuotaShare();
   private volatile ClusterMembership membership;
   private volatile TopicChangeBroadcast broadcast;
   private volatile MembershipView lastObserved = MembershipView.EMPTY;
@@ -78,6 +79,11 @@ public final class ClusterNode implements AutoCloseable {
     return owned;
   }
 
+  /** This node's share of user and topic quotas, following the ACTIVE members of the membership. */
+  public ActiveNodesQuotaShare quotaShare() {
+    return quotaShare;
+  }
+
   /** {@code store} that tells every node after a topic create, change or delete (see {@link TopicChangeBroadcast}). */
   public MetadataStore broadcasting(MetadataStore store) {
     return (MetadataStore) java.lang.reflect.Proxy.newProxyInstance(MetadataStore.class.getClassLoader(),
@@ -114,9 +120,11 @@ public final class ClusterNode implements AutoCloseable {
     }
   }
 
-  private void viewChanged(MembershipView view) {
+  /** A new membership view (from {@link ClusterMembership}, on the cluster thread). */
+  void viewChanged(MembershipView view) {
     if (closed) return;
     lastObserved = view;
+    quotaShare.apply(view);
     long due = routing.apply(view);
     owned.reconcile();
     if (due > 0) {
@@ -196,6 +204,7 @@ public final class ClusterNode implements AutoCloseable {
     body.put("serving", routing.serving());
     body.put("assignmentVersion", a.version());
     body.put("ownedPartitions", owned.ownedCount());
+    body.put("quotaShare", quotaShare.fraction());
     Map<String, Integer> counts = new TreeMap<>();
     a.view().nodes().forEach(n -> counts.put(n.id(), 0));
     int total = 0;
