@@ -43,6 +43,8 @@ public final class ServerConfig extends TalosConfig {
   public static final String AUTH_CREDENTIAL_ROTATION_GRACE_MS = "auth.credential.rotation.grace.ms";
   public static final String AUTH_CREDENTIAL_ROTATION_GRACE_MAX_MS = "auth.credential.rotation.grace.max.ms";
   public static final String AUTH_CREDENTIALS_MAX = "auth.credentials.max";
+  public static final String AUTH_CREDENTIALS_PER_ACCOUNT_MAX = "auth.credentials.per.account.max";
+  public static final String ACL_GRANTS_MAX = "acl.grants.max";
   public static final String AUDIT_AUTH_FAILURE_INTERVAL_MS = "audit.auth.failure.interval.ms";
   public static final String AUDIT_AUTH_FAILURE_KEYS_MAX = "audit.auth.failure.keys.max";
   public static final String QUOTA_PARTITION_PUT_BYTES_PER_SEC = "quota.partition.put.bytes.per.sec";
@@ -50,6 +52,9 @@ public final class ServerConfig extends TalosConfig {
   public static final String QUOTA_BURST_MS = "quota.burst.ms";
   public static final String QUOTA_THROTTLE_MAX_DELAY_MS = "quota.throttle.max.delay.ms";
   public static final String QUOTA_BUCKETS_MAX = "quota.buckets.max";
+  public static final String QUOTA_BYTES_PER_SEC_MAX = "quota.bytes.per.sec.max";
+  public static final String QUOTA_REQUESTS_PER_SEC_MAX = "quota.requests.per.sec.max";
+  public static final String QUOTA_TOPICS_MAX = "quota.topics.max";
   public static final String QUOTA_SHARE = "quota.share";
   public static final String HTTP_ENABLED = "server.http.enabled";
   public static final String HTTP_REDIRECT_HTTPS = "server.http.redirect.https";
@@ -206,6 +211,10 @@ public final class ServerConfig extends TalosConfig {
           "Longest grace period a rotation may ask for; a longer one is refused with INVALID_REQUEST_PARAMS.")
       .define(AUTH_CREDENTIALS_MAX, Type.INT, 10_000, Validator.between(1, 10_000_000),
           "Most credentials (revoked ones included, they keep their key id) the server holds; creating one more is refused with OPERATION_FAILED.")
+      .define(AUTH_CREDENTIALS_PER_ACCOUNT_MAX, Type.INT, 100, Validator.between(1, 1_000_000),
+          "Most credentials (revoked ones included) one account may have; creating one more for it is refused with OPERATION_FAILED (an account has at most one active credential; revoked ones are kept).")
+      .define(ACL_GRANTS_MAX, Type.INT, 256, Validator.between(1, 65_536),
+          "Most grants (accounts other than the owner) one topic's ACL holds; setPermission and createTopic's aclMap beyond it are refused with INVALID_REQUEST_PARAMS.")
       .define(AUDIT_AUTH_FAILURE_INTERVAL_MS, Type.LONG, 60_000L, Validator.between(0, 86_400_000),
           "Authentication failures are written to the audit log at most once per key id per this many ms; the next line counts the failures not written (suppressed=N). 0 writes every failure.")
       .define(AUDIT_AUTH_FAILURE_KEYS_MAX, Type.INT, 10_000, Validator.between(1, 1_000_000),
@@ -221,6 +230,12 @@ public final class ServerConfig extends TalosConfig {
           "Longest a put or get over a quota is delayed (without holding a thread) before it runs; a request that would wait longer is answered after this long with EXCESSIVE_PENDING_MESSAGE (retriable) saying which quota it exceeded.")
       .define(QUOTA_BUCKETS_MAX, Type.INT, 100_000, Validator.between(1, 10_000_000),
           "Most token buckets (per partition, topic and account quota) kept at once, about 200 bytes each; the least recently used are dropped (and come back full).")
+      .define(QUOTA_BYTES_PER_SEC_MAX, Type.LONG, 10L * 1024 * 1024 * 1024, Validator.between(1, 1L << 50),
+          "Largest byte rate a topic or user quota may set (putMessageBytesQpsQuota, getMessageBytesQpsQuota), in bytes/s; larger values are refused with INVALID_REQUEST_PARAMS. 0 or less means no limit and is always allowed.")
+      .define(QUOTA_REQUESTS_PER_SEC_MAX, Type.LONG, 1_000_000L, Validator.between(1, Integer.MAX_VALUE),
+          "Largest request rate a topic or user quota may set (putMessageQpsQuota, getMessageQpsQuota), in requests/s; larger values are refused with INVALID_REQUEST_PARAMS.")
+      .define(QUOTA_TOPICS_MAX, Type.LONG, 1_000_000L, Validator.between(1, Integer.MAX_VALUE),
+          "Largest topicNumberQuota (topics an account may own) a user quota may set; larger values are refused with INVALID_REQUEST_PARAMS. spaceQuota is stored and reported, not enforced, and not bounded.")
       .define(QUOTA_SHARE, Type.STRING, "1.0", fraction(),
           "Fraction of each user and topic quota (cluster-wide rates) this node enforces without a cluster, in (0, 1]; 1.0 on a single node. In cluster mode (cluster.zookeeper.quorum set) it is not used: each node enforces 1 / the number of ACTIVE members, updated with the membership. Per-partition limits are not divided.")
       .section("TLS")

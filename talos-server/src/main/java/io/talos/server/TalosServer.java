@@ -56,6 +56,7 @@ import io.talos.server.service.ConsumerServiceHandler;
 import io.talos.server.service.MessageBlockValidator;
 import io.talos.server.service.MessageServiceHandler;
 import io.talos.server.service.CredentialServiceHandler;
+import io.talos.server.service.QuotaLimits;
 import io.talos.server.service.QuotaServiceHandler;
 import io.talos.server.service.TopicDeletions;
 import io.talos.server.service.TopicServiceHandler;
@@ -190,7 +191,8 @@ public final class TalosServer implements AutoCloseable {
           "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
               new TopicServiceHandler(topics, partitionLogs, topicDeletions, clock, config.getInt(ServerConfig.TOPIC_PARTITIONS_MAX),
                   config.getInt(ServerConfig.TOPIC_RETENTION_SECS_DEFAULT),
-                  config.getInt(ServerConfig.TOPIC_RETENTION_SECS_MIN)), metrics),
+                  config.getInt(ServerConfig.TOPIC_RETENTION_SECS_MIN), config.getInt(ServerConfig.ACL_GRANTS_MAX),
+                  QuotaLimits.from(config)), metrics),
               new TopicService.Processor<>(null).getProcessMapView()),
           "message", new ApiHandler.Service(ErrorBoundary.wrap(MessageService.Iface.class, messageHandler, metrics),
               new MessageService.Processor<>(null).getProcessMapView()),
@@ -198,12 +200,13 @@ public final class TalosServer implements AutoCloseable {
               new ConsumerServiceHandler(topics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
               new ConsumerService.Processor<>(null).getProcessMapView()),
           "quota", new ApiHandler.Service(ErrorBoundary.wrap(QuotaService.Iface.class,
-              new QuotaServiceHandler(store), metrics),
+              new QuotaServiceHandler(store, QuotaLimits.from(config)), metrics),
               new QuotaService.Processor<>(null).getProcessMapView()),
           "credential", new ApiHandler.Service(ErrorBoundary.wrap(CredentialService.Iface.class,
               new CredentialServiceHandler(store, clock, config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MS),
                   config.getLong(ServerConfig.AUTH_CREDENTIAL_ROTATION_GRACE_MAX_MS),
-                  config.getInt(ServerConfig.AUTH_CREDENTIALS_MAX)), metrics),
+                  config.getInt(ServerConfig.AUTH_CREDENTIALS_MAX),
+                  config.getInt(ServerConfig.AUTH_CREDENTIALS_PER_ACCOUNT_MAX)), metrics),
               new CredentialService.Processor<>(null).getProcessMapView()),
           "cluster", new ApiHandler.Service(ErrorBoundary.wrap(ClusterService.Iface.class,
               new ScheduleInfoHandler(topics, this::routing), metrics),

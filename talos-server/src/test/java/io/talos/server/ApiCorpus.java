@@ -1,6 +1,12 @@
 package io.talos.server;
 
 import io.talos.thrift.ChangeTopicAttributeRequest;
+import io.talos.thrift.ClusterService;
+import io.talos.thrift.CreateCredentialRequest;
+import io.talos.thrift.CredentialService;
+import io.talos.thrift.GetScheduleInfoRequest;
+import io.talos.thrift.RevokeCredentialRequest;
+import io.talos.thrift.RotateCredentialRequest;
 import io.talos.thrift.CheckPoint;
 import io.talos.thrift.ConsumeUnit;
 import io.talos.thrift.ConsumerService;
@@ -43,13 +49,15 @@ import java.util.TreeSet;
 import org.apache.thrift.TBase;
 
 /**
- * Valid calls of every method of the four API services, the starting points of the fuzz test and
+ * Valid calls of every method of the API services (the four of the SDK, CredentialService and
+ * ClusterService), the starting points of the fuzz test and
  * of the malformed-body test. They name the topic {@code fuzz} by a resource name whose unique
  * suffix is {@link #SUFFIX_PLACEHOLDER}: {@link #bind} puts the real suffix in (same length, so
  * the encoding stays valid), which lets stored seed files work against any server.
  */
 final class ApiCorpus {
-  static final List<String> SERVICES = List.of("message", "topic", "consumer", "quota");
+  /** The endpoints, in the order of an input's first byte (new ones are appended: stored inputs keep their meaning). */
+  static final List<String> SERVICES = List.of("message", "topic", "consumer", "quota", "credential", "cluster");
   static final String TOPIC = "fuzz";
   static final String SUFFIX_PLACEHOLDER = "FUZZFUZZFUZZFUZZ";
 
@@ -65,6 +73,9 @@ final class ApiCorpus {
     m.put("topic", new ArrayList<>(new TreeSet<>(new TopicService.Processor<>(null).getProcessMapView().keySet())));
     m.put("consumer", new ArrayList<>(new TreeSet<>(new ConsumerService.Processor<>(null).getProcessMapView().keySet())));
     m.put("quota", new ArrayList<>(new TreeSet<>(new QuotaService.Processor<>(null).getProcessMapView().keySet())));
+    m.put("credential", new ArrayList<>(new TreeSet<>(
+        new CredentialService.Processor<>(null).getProcessMapView().keySet())));
+    m.put("cluster", new ArrayList<>(new TreeSet<>(new ClusterService.Processor<>(null).getProcessMapView().keySet())));
     return m;
   }
 
@@ -103,6 +114,15 @@ final class ApiCorpus {
     args.put("consumer.queryOffset", new ConsumerService.queryOffset_args(new QueryOffsetRequest("group", tap)));
     args.put("consumer.queryWorker", new ConsumerService.queryWorker_args(new QueryWorkerRequest("group", trn)));
     args.put("quota.deleteUserQuota", new QuotaService.deleteUserQuota_args(new DeleteUserQuotaRequest("dev")));
+    // Key ids the fuzzer cannot know (the admin's and every created one are random): rotate and
+    // revoke reach the service's checks, never the credential the fuzz client signs with.
+    args.put("credential.createCredential", new CredentialService.createCredential_args(
+        new CreateCredentialRequest("fuzz-user")));
+    args.put("credential.rotateCredential", new CredentialService.rotateCredential_args(
+        new RotateCredentialRequest("TK0123456789ABCDEF").setGraceMs(60_000)));
+    args.put("credential.revokeCredential", new CredentialService.revokeCredential_args(
+        new RevokeCredentialRequest("TK0123456789ABCDEF")));
+    args.put("cluster.getScheduleInfo", new ClusterService.getScheduleInfo_args(new GetScheduleInfoRequest(TOPIC)));
     List<Seed> seeds = new ArrayList<>();
     for (Map.Entry<String, List<String>> service : methods().entrySet()) {
       for (String method : service.getValue()) {
@@ -122,6 +142,8 @@ final class ApiCorpus {
       case "message" -> new MessageService.Processor<>(null).getProcessMapView();
       case "topic" -> new TopicService.Processor<>(null).getProcessMapView();
       case "consumer" -> new ConsumerService.Processor<>(null).getProcessMapView();
+      case "credential" -> new CredentialService.Processor<>(null).getProcessMapView();
+      case "cluster" -> new ClusterService.Processor<>(null).getProcessMapView();
       default -> new QuotaService.Processor<>(null).getProcessMapView();
     };
     TBase args = ((org.apache.thrift.ProcessFunction) functions.get(method)).getEmptyArgsInstance();

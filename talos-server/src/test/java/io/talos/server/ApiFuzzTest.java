@@ -26,9 +26,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 
 /**
- * Coverage-guided fuzzing of the four Thrift endpoints over real HTTP with valid signatures
- * (Jazzer). An input is {@code [service][method][body]}: byte 0 picks the endpoint
- * (message, topic, consumer, quota), byte 1 the method named in the {@code type} query parameter
+ * Coverage-guided fuzzing of the Thrift endpoints over real HTTP with valid signatures (Jazzer,
+ * admin credential). An input is {@code [service][method][body]}: byte 0 picks the endpoint
+ * (message, topic, consumer, quota, credential, cluster), byte 1 the method named in the {@code type} query parameter
  * (255: none), the rest is the body, in which {@link ApiCorpus#SUFFIX_PLACEHOLDER} becomes the
  * fuzz topic's real resource-name suffix.
  *
@@ -141,7 +141,7 @@ class ApiFuzzTest {
           file + " is stale; regenerate with -Dtalos.fuzz.writeSeeds=true");
     }
     int methods = all.values().stream().mapToInt(List::size).sum();
-    assertEquals(methods, expected.size(), "every method of the four services has a seed: " + expected);
+    assertEquals(methods, expected.size(), "every method of every service has a seed: " + expected);
   }
 
   private static byte[] readOrEmpty(Path file) throws IOException {

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * 100,000 malformed bodies, mutations of valid calls of every method (truncations, flipped bytes,
- * huge declared lengths, deep nesting, trailing and spliced bytes), validly signed, across the four
+ * huge declared lengths, deep nesting, trailing and spliced bytes), validly signed, across the six
  * endpoints: no 5xx, no request left unanswered, and the data of a topic no request names
  * ("golden") intact afterwards. The mutations are seeded: a failure names the seed and the body.
  * {@code -Dtalos.malformed.count=N} changes the count.
@@ -135,7 +135,7 @@ class MalformedBodiesTest {
         for (int i = 0; i < perThread && failures.size() < 10; i++) {
           ApiCorpus.Seed s = seeds.get(r.nextInt(seeds.size()));
           byte[] body = mutate(s.body(), r);
-          String service = r.nextInt(10) == 0 ? ApiCorpus.SERVICES.get(r.nextInt(4)) : s.service();
+          String service = r.nextInt(10) == 0 ? ApiCorpus.SERVICES.get(r.nextInt(ApiCorpus.SERVICES.size())) : s.service();
           String method = r.nextInt(10) == 0 ? null : s.method();
           String what = "seed " + seed + " #" + i + " " + service + "/" + method + " body " + HexFormat.of().formatHex(body,
               0, Math.min(body.length, 200));

@@ -51,14 +51,17 @@ public final class CredentialServiceHandler extends BaseServiceHandler implement
   private final long defaultGraceMs;
   private final long maxGraceMs;
   private final int maxCredentials;
+  private final int maxPerAccount;
 
   /**
    * @param defaultGraceMs how long the old secret stays valid after a rotation (auth.credential.rotation.grace.ms)
    * @param maxGraceMs the longest grace a request may ask for (auth.credential.rotation.grace.max.ms)
    * @param maxCredentials most credentials, revoked included, the store may hold (auth.credentials.max)
+   * @param maxPerAccount most credentials, revoked included, of one account (auth.credentials.per.account.max)
    */
   public CredentialServiceHandler(MetadataStore metadata, Clock clock, long defaultGraceMs, long maxGraceMs,
-      int maxCredentials) {
+      int maxCredentials, int maxPerAccount) {
+    this.maxPerAccount = maxPerAccount;
     this.metadata = metadata;
     this.clock = clock;
     this.defaultGraceMs = defaultGraceMs;
@@ -79,11 +82,18 @@ public final class CredentialServiceHandler extends BaseServiceHandler implement
       throw TalosErrors.invalidParams("accountId '" + account + "' is reserved for the admin credential");
     }
     List<Credential> all = metadata.credentials();
+    int ofAccount = 0;
     for (Credential c : all) {
-      if (account.equals(c.ownerId()) && !c.revoked()) {
+      if (!account.equals(c.ownerId())) continue;
+      ofAccount++;
+      if (!c.revoked()) {
         throw TalosErrors.of(ErrorCode.OPERATION_FAILED, "account '" + account + "' already has the active credential "
             + c.secretKeyId() + "; rotate its secret (user rotate) or revoke it first");
       }
+    }
+    if (ofAccount >= maxPerAccount) {
+      throw TalosErrors.of(ErrorCode.OPERATION_FAILED, "account '" + account + "' has " + ofAccount
+          + " credentials (revoked included); at most " + maxPerAccount + " (auth.credentials.per.account.max)");
     }
     if (all.size() >= maxCredentials) {
       throw TalosErrors.of(ErrorCode.OPERATION_FAILED, "the server holds " + all.size() + " credentials (revoked"

@@ -23,16 +23,19 @@ import java.util.Map;
  */
 public final class QuotaServiceHandler extends BaseServiceHandler implements QuotaService.Iface {
   private final MetadataStore metadata;
+  private final QuotaLimits limits;
 
-  public QuotaServiceHandler(MetadataStore metadata) {
+  /** @param limits the largest quota values accepted (quota.*.max) */
+  public QuotaServiceHandler(MetadataStore metadata, QuotaLimits limits) {
     this.metadata = metadata;
+    this.limits = limits;
   }
 
   @Override
   public void setUserQuota(SetUserQuotaRequest request) throws GalaxyTalosException {
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     String account = checkAccount(request.getDeveloperId());
-    metadata.putUserQuota(account, Quotas.fromWire(request.getUserQuota()));
+    metadata.putUserQuota(account, Quotas.fromWire(request.getUserQuota(), limits));
   }
 
   @Override

@@ -14,8 +14,14 @@ import io.talos.thrift.UserQuota;
 final class Quotas {
   private Quotas() {}
 
-  static RateQuota fromWire(BaseQuota q, Integer topicNumberQuota) throws GalaxyTalosException {
+  /** The stored form of a wire quota, each value checked against {@code limits} first. */
+  static RateQuota fromWire(BaseQuota q, Integer topicNumberQuota, QuotaLimits limits) throws GalaxyTalosException {
     if (q == null) throw TalosErrors.invalidParams("the quota is missing");
+    if (q.isSetPutMessageQpsQuota()) limits.checkRequests("putMessageQpsQuota", q.getPutMessageQpsQuota());
+    if (q.isSetGetMessageQpsQuota()) limits.checkRequests("getMessageQpsQuota", q.getGetMessageQpsQuota());
+    if (q.isSetPutMessageBytesQpsQuota()) limits.checkBytes("putMessageBytesQpsQuota", q.getPutMessageBytesQpsQuota());
+    if (q.isSetGetMessageBytesQpsQuota()) limits.checkBytes("getMessageBytesQpsQuota", q.getGetMessageBytesQpsQuota());
+    if (topicNumberQuota != null) limits.checkTopics("topicNumberQuota", topicNumberQuota);
     return new RateQuota(limit(q.getSpaceQuota()),
         q.isSetPutMessageQpsQuota() ? limit(q.getPutMessageQpsQuota()) : -1,
         q.isSetGetMessageQpsQuota() ? limit(q.getGetMessageQpsQuota()) : -1,
@@ -24,9 +30,9 @@ final class Quotas {
         topicNumberQuota == null ? -1 : limit(topicNumberQuota));
   }
 
-  static RateQuota fromWire(UserQuota q) throws GalaxyTalosException {
+  static RateQuota fromWire(UserQuota q, QuotaLimits limits) throws GalaxyTalosException {
     if (q == null) throw TalosErrors.invalidParams("userQuota is missing");
-    return fromWire(q.getBaseQuota(), q.isSetTopicNumberQuota() ? q.getTopicNumberQuota() : null);
+    return fromWire(q.getBaseQuota(), q.isSetTopicNumberQuota() ? q.getTopicNumberQuota() : null, limits);
   }
 
   private static long limit(long v) {

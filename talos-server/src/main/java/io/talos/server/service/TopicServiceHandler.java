@@ -69,11 +69,23 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
   private final int maxPartitions;
   private final int defaultRetentionSecs;
   private final int minRetentionSecs;
-  /** Most grants one topic's ACL holds (as many as createTopic's aclMap may carry by default). */
-  private final int maxGrants = 256;
+  /** Most grants one topic's ACL holds (acl.grants.max). */
+  private final int maxGrants;
+  private final QuotaLimits quotaLimits;
 
   public TopicServiceHandler(Topics topics, PartitionLogs logs, TopicDeletions deletions, Clock clock,
       int maxPartitions, int defaultRetentionSecs, int minRetentionSecs) {
+    this(topics, logs, deletions, clock, maxPartitions, defaultRetentionSecs, minRetentionSecs, 256, QuotaLimits.NONE);
+  }
+
+  /**
+   * @param maxGrants most grants one topic's ACL holds (acl.grants.max)
+   * @param quotaLimits the largest topic quota values accepted (quota.*.max)
+   */
+  public TopicServiceHandler(Topics topics, PartitionLogs logs, TopicDeletions deletions, Clock clock,
+      int maxPartitions, int defaultRetentionSecs, int minRetentionSecs, int maxGrants, QuotaLimits quotaLimits) {
+    this.maxGrants = maxGrants;
+    this.quotaLimits = quotaLimits;
     this.topics = topics;
     this.metadata = topics.metadata();
     this.logs = logs;
@@ -113,8 +125,12 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
         if (e.getValue() == null) throw TalosErrors.invalidParams("aclMap has a permission that is not an SDK level");
         if (!account.equals(owner) && e.getValue() != Permission.NONE) initialAcl.put(account, e.getValue().getValue());
       }
+      if (initialAcl.size() > maxGrants) {
+        throw TalosErrors.invalidParams("aclMap grants " + initialAcl.size() + " accounts; at most " + maxGrants
+            + " grants per topic (acl.grants.max)");
+      }
     }
-    RateQuota initialQuota = request.isSetTopicQuota() ? Quotas.fromWire(request.getTopicQuota(), null)
+    RateQuota initialQuota = request.isSetTopicQuota() ? Quotas.fromWire(request.getTopicQuota(), null, quotaLimits)
         : RateQuota.UNLIMITED;
     String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
     TopicRecord record = new TopicRecord(name, TopicNames.resourceName(owner, name, suffix), owner,
@@ -271,7 +287,7 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
   @Override
   public void setTopicQuota(SetTopicQuotaRequest request) throws GalaxyTalosException {
     if (request == null) throw TalosErrors.invalidParams("request is missing");
-    RateQuota quota = Quotas.fromWire(request.getTopicQuota(), null);
+    RateQuota quota = Quotas.fromWire(request.getTopicQuota(), null, quotaLimits);
     update(request.getTopicResourceName(), t -> t.withQuota(quota));
   }
 
@@ -318,7 +334,7 @@ public final class TopicServiceHandler extends BaseServiceHandler implements Top
       acl.put(account, level.getValue());
       if (acl.size() > maxGrants) {
         throw TalosErrors.invalidParams("topic '" + t.name() + "' has " + t.acl().size() + " grants; at most "
-            + maxGrants + " grants per topic");
+            + maxGrants + " grants per topic (acl.grants.max); revoke one first");
       }
       return t.withAcl(acl);
     });
