@@ -153,6 +153,8 @@ public final class ServerConfig extends TalosConfig {
 
   public static final String CONF_FILE_HEADER = "# Talos server configuration: every key at its default, commented out.\n"
       + "# Uncomment and change what you need; start with: bin/talos server --conf conf/talos.properties\n"
+      + "# Relative paths (server.data.dir, metadata.dir, storage.root.uri=file:..., credential, key store and\n"
+      + "# secret files) are relative to the directory of this file, not to where the server is started.\n"
       + "# Generated from io.talos.server.ServerConfig (ServerConfigTest keeps this file in step).\n";
 
   public static final ConfigDef DEF = new ConfigDef()
