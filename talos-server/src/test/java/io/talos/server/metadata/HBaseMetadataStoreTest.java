@@ -342,21 +342,29 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
 
   // ---- selected by the server's configuration ----------------------------------------------
 
-  @Test
-  void aServerWithMetadataStoreHbaseKeepsItsMetadataInHBase(@TempDir Path dataDir)
-      throws Exception {
-    String ns = freshNamespace();
+  /** A server keeping its metadata in namespace {@code ns} of the mini cluster. */
+  private static TalosServer startOnHBase(Path dataDir, String ns) throws Exception {
     String quorum = "127.0.0.1:" + hbase.getConfiguration().get("hbase.zookeeper.property.clientPort");
-    try (TalosServer server = TestServers.start(dataDir,
+    return TestServers.start(dataDir,
         ServerConfig.METADATA_STORE, "hbase",
         ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, quorum,
         ServerConfig.METADATA_HBASE_NAMESPACE, ns,
         ServerConfig.METADATA_HBASE_OPERATION_TIMEOUT_MS, "5000",
         "hbase.client.retries.number", "3");
-         TalosClient client = TalosClient.create(TalosClientConfig.builder()
-             .endpoint(server.endpoint().toString())
-             .credentialFile(dataDir.resolve("admin-credential.properties"))
-             .build())) {
+  }
+
+  private static TalosClient adminClient(TalosServer server, Path dataDir) {
+    return TalosClient.create(TalosClientConfig.builder()
+        .endpoint(server.endpoint().toString())
+        .credentialFile(dataDir.resolve("admin-credential.properties"))
+        .build());
+  }
+
+  @Test
+  void aServerWithMetadataStoreHbaseKeepsItsMetadataInHBase(@TempDir Path dataDir)
+      throws Exception {
+    String ns = freshNamespace();
+    try (TalosServer server = startOnHBase(dataDir, ns); TalosClient client = adminClient(server, dataDir)) {
       assertTrue(((CachingMetadataStore) server.metadata()).delegate() instanceof HBaseMetadataStore,
           server.metadata().toString());
       client.admin().createTopic("orders", 3);
@@ -389,17 +397,7 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
   @Test
   void opsGroupsListsAndDescribesGroupsKeptInHBase(@TempDir Path dataDir) throws Exception {
     String ns = freshNamespace();
-    String quorum = "127.0.0.1:" + hbase.getConfiguration().get("hbase.zookeeper.property.clientPort");
-    try (TalosServer server = TestServers.start(dataDir,
-        ServerConfig.METADATA_STORE, "hbase",
-        ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, quorum,
-        ServerConfig.METADATA_HBASE_NAMESPACE, ns,
-        ServerConfig.METADATA_HBASE_OPERATION_TIMEOUT_MS, "5000",
-        "hbase.client.retries.number", "3");
-         TalosClient client = TalosClient.create(TalosClientConfig.builder()
-             .endpoint(server.endpoint().toString())
-             .credentialFile(dataDir.resolve("admin-credential.properties"))
-             .build())) {
+    try (TalosServer server = startOnHBase(dataDir, ns); TalosClient client = adminClient(server, dataDir)) {
       client.admin().createTopic("orders", 2);
       client.admin().createTopic("refunds", 1);
       List<byte[]> payloads = new ArrayList<>();
