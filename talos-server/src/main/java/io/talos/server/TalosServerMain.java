@@ -162,10 +162,6 @@ public final class TalosServerMain implements Callable<Integer> {
       return 1;
     });
     int code = cli.execute(args);
-    if (code != 0) {
-      // Halt, not exit: a half-started node's threads or shutdown hooks must not hold the process.
-      System.err.flush();
-      Runtime.getRuntime().halt(code);
-    }
+    if (code != 0) System.exit(code);
   }
 }
