@@ -150,11 +150,16 @@ public final class ServerConfig extends TalosConfig {
   public static final String CLUSTER_ASSIGNMENT_VNODES_PER_CAPACITY = "cluster.assignment.vnodes.per.capacity";
   public static final String CLUSTER_DRAIN_TIMEOUT_MS = "cluster.drain.timeout.ms";
 
+  public static final String LOG_FILE_MAX_BYTES = "log.file.max.bytes";
+  public static final String LOG_FILE_BACKUPS = "log.file.backups";
+
   public static final String HADOOP_PREFIX = "hadoop.";
   public static final String HBASE_PREFIX = "hbase.";
 
   public static final String CONF_FILE_HEADER = "# Talos server configuration: every key at its default, commented out.\n"
       + "# Uncomment and change what you need; start with: bin/talos server --conf conf/talos.properties\n"
+      + "# Relative paths (server.data.dir, metadata.dir, storage.root.uri=file:..., credential, key store and\n"
+      + "# secret files) are relative to the directory of this file, not to where the server is started.\n"
       + "# Generated from io.talos.server.ServerConfig (ServerConfigTest keeps this file in step).\n";
 
   public static final ConfigDef DEF = new ConfigDef()
@@ -420,6 +425,11 @@ public final class ServerConfig extends TalosConfig {
           "Longest a forwarded request waits for the owner's answer (capped by the request's own deadline); then it is answered REQUEST_PROCESS_TIMEOUT (retriable).")
       .define(CLUSTER_PEER_MAX_FRAME_BYTES, Type.INT, 64 * 1024 * 1024, Validator.between(64 * 1024, 1 << 30),
           "Largest peer frame; its length prefix is checked before anything is allocated, a longer frame closes the connection. Must be at least server.request.max.bytes plus 64 KiB.")
+      .section("Server log file")
+      .define(LOG_FILE_MAX_BYTES, Type.LONG, 100L * 1024 * 1024, Validator.between(1024, 1L << 40),
+          "With --log-file (and so with --daemon): the server log is rolled when it reaches this size in bytes (FILE becomes FILE.1, FILE.1 becomes FILE.2, ...).")
+      .define(LOG_FILE_BACKUPS, Type.INT, 10, Validator.between(0, 1000),
+          "With --log-file: how many rolled server log files (FILE.1 ... FILE.N) are kept; the oldest is deleted. 0 keeps none (the log is truncated when it rolls).")
       .definePrefix(HADOOP_PREFIX,
           "hadoop.<key>=<value> is passed to the Hadoop Configuration as <key> (e.g. hadoop.dfs.replication=3).")
       .definePrefix(HBASE_PREFIX,
@@ -453,15 +463,52 @@ public final class ServerConfig extends TalosConfig {
     super(DEF, props);
   }
 
+  /**
+   * Keys naming a local file or directory. In a configuration file a relative value is taken
+   * relative to that file's directory (so a configuration works wherever the server is started
+   * from); on the command line ({@code -D}, {@code --data-dir}) relative to the working directory.
+   */
+  public static final java.util.List<String> PATH_KEYS = java.util.List.of(DATA_DIR, METADATA_DIR, ADMIN_CREDENTIAL_FILE,
+      TLS_KEYSTORE_PATH, TLS_TRUSTSTORE_PATH, CLUSTER_PEER_SECRET_FILE);
+
+  /**
+   * Reads {@code file} (if not null), resolves its relative paths against its directory (see
+   * {@link #PATH_KEYS}; {@code storage.root.uri} too when it is a {@code file:} URI with a relative
+   * path), then applies {@code overrides}.
+   *
+   * @throws io.talos.common.config.ConfigException when the file is missing or unreadable (the message names it)
+   */
   public static ServerConfig load(Path file, Properties overrides) throws IOException {
     Properties props = new Properties();
     if (file != null) {
+      if (!Files.exists(file)) {
+        throw new io.talos.common.config.ConfigException("configuration file " + file + " (--conf) does not exist");
+      }
+      if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+        throw new io.talos.common.config.ConfigException("configuration file " + file + " (--conf) is not a readable file");
+      }
       try (InputStream in = Files.newInputStream(file)) {
         props.load(in);
       }
+      resolveRelativePaths(props, file.toAbsolutePath().normalize().getParent());
     }
     props.putAll(overrides);
     return new ServerConfig(props);
+  }
+
+  static void resolveRelativePaths(Properties props, Path base) {
+    for (String key : PATH_KEYS) {
+      String v = props.getProperty(key);
+      if (v == null || v.trim().isEmpty()) continue;
+      Path p = Path.of(v.trim());
+      if (!p.isAbsolute()) props.setProperty(key, base.resolve(p).normalize().toString());
+    }
+    String root = props.getProperty(STORAGE_ROOT_URI);
+    if (root != null && root.trim().startsWith("file:")) {
+      // file:relative/dir or file:./dir (a URI with no authority and a relative path)
+      String path = root.trim().substring("file:".length());
+      if (!path.startsWith("/")) props.setProperty(STORAGE_ROOT_URI, base.resolve(path).normalize().toUri().toString());
+    }
   }
 
   public Path dataDir() {

@@ -159,7 +159,9 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
       metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
       metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
-      TopicDeletions topicDeletions = new TopicDeletions(store, partitionLogs, clock);
+      // A deleted topic's per-partition meters go with it: /metrics stops naming it, and its
+      // slots under ops.metrics.labels.max are free for live partitions.
+      TopicDeletions topicDeletions = new TopicDeletions(store, partitionLogs, clock, partitionMeters::removeTopic);
       topicDeletions.runOnce(); // finishes deletions interrupted by the last stop
       metrics.register("storage.orphan.topics", (Gauge<Integer>) () -> topicDeletions.orphans().size());
       final PartitionLogs gauged = partitionLogs;

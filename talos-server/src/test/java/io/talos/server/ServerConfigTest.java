@@ -66,4 +66,38 @@ class ServerConfigTest {
     assertEquals("file:/tmp/talos-x/log", c.storageRootUri().replace("file:///", "file:/"));
     assertEquals(Path.of("/tmp/talos-x/admin-credential.properties"), c.adminCredentialFile());
   }
+
+  @Test
+  void relativePathsInTheFileResolveAgainstTheFilesDirectoryAndCommandLineOnesAgainstTheWorkingDirectory(
+      @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    Path conf = Files.createDirectories(dir.resolve("etc/talos")).resolve("talos.properties");
+    Files.writeString(conf, String.join("\n",
+        "server.data.dir=../../var/data",
+        "storage.root.uri=file:log",
+        "auth.admin.credential.file=secrets/admin.properties",
+        "server.tls.keystore.path=tls/server.p12",
+        "server.tls.truststore.path=/abs/trust.p12",
+        "cluster.peer.secret.file=./peer.secret",
+        "metadata.dir=meta", ""));
+    Path base = dir.resolve("etc/talos");
+    ServerConfig c = ServerConfig.load(conf, new Properties());
+    assertEquals(dir.resolve("var/data"), c.dataDir());
+    assertEquals(base.resolve("log").toUri().toString(), c.storageRootUri());
+    assertEquals(base.resolve("secrets/admin.properties"), c.adminCredentialFile());
+    assertEquals(base.resolve("tls/server.p12").toString(), c.getString(ServerConfig.TLS_KEYSTORE_PATH));
+    assertEquals("/abs/trust.p12", c.getString(ServerConfig.TLS_TRUSTSTORE_PATH));
+    assertEquals(base.resolve("peer.secret").toString(), c.getString(ServerConfig.CLUSTER_PEER_SECRET_FILE));
+    assertEquals(base.resolve("meta"), c.metadataDir());
+
+    Properties cli = new Properties();
+    cli.setProperty(ServerConfig.DATA_DIR, "cli-data");
+    assertEquals(Path.of("cli-data").toAbsolutePath(), ServerConfig.load(conf, cli).dataDir(),
+        "a -D or --data-dir value is relative to the working directory");
+  }
+
+  @Test
+  void aMissingConfigurationFileIsNamed() {
+    ConfigException e = assertThrows(ConfigException.class, () -> ServerConfig.load(Path.of("no/such.properties"), new Properties()));
+    assertEquals("configuration file no/such.properties (--conf) does not exist", e.getMessage());
+  }
 }

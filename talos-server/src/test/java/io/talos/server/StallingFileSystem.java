@@ -19,7 +19,7 @@ import org.apache.hadoop.util.Progressable;
  * containing {@link #stallPathsContaining} block until {@link #release()} (like an hdfs DataNode
  * that stops answering). A server uses it with {@code storage.root.uri=stall:///dir} and {@code
  * hadoop.fs.stall.impl=io.talos.server.StallingFileSystem}; Hadoop instantiates it, hence the
- * static switch. One test at a time.
+ * static switch. One test at a time. {@link #failPathsContaining} makes the same calls fail instead.
  */
 public class StallingFileSystem extends RawLocalFileSystem {
   static volatile String stallPathsContaining;
@@ -38,7 +38,14 @@ public class StallingFileSystem extends RawLocalFileSystem {
     released.countDown();
   }
 
+  /** Calls on paths containing this fail at once with an IOException (a disk or DataNode error). */
+  static volatile String failPathsContaining;
+
   static void maybeStall(Path p) throws IOException {
+    String failing = failPathsContaining;
+    if (failing != null && p.toUri().getPath().contains(failing)) {
+      throw new IOException("injected storage failure of " + p.toUri().getPath());
+    }
     String fragment = stallPathsContaining;
     if (fragment == null || !p.toUri().getPath().contains(fragment)) return;
     stalled.countDown();

@@ -1,6 +1,5 @@
 package io.talos.client.cli;
 
-import io.talos.client.TalosClient;
 import io.talos.thrift.Permission;
 import java.util.Arrays;
 import java.util.Map;
@@ -10,7 +9,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code talos acl ...}: who may do what on a topic. Levels are the SDK's {@code Permission}
@@ -20,17 +18,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "acl", description = "Topic permissions: grant, revoke and list (SDK Permission levels).",
     mixinStandardHelpOptions = true,
     subcommands = {AclCommand.Set.class, AclCommand.Revoke.class, AclCommand.ListAcl.class})
-final class AclCommand implements Runnable {
-  @ParentCommand
-  TalosCli cli;
-
-  @Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: set, revoke or list");
-  }
+final class AclCommand extends CommandGroup {
 
   @Command(name = "set", mixinStandardHelpOptions = true,
       description = "Grant ACCOUNT the permission LEVEL on TOPIC (replaces its previous grant).")
@@ -53,13 +41,12 @@ final class AclCommand implements Runnable {
         p = null;
       }
       if (p == null || p == Permission.NONE) {
-        throw new CommandLine.ParameterException(parent.spec.commandLine(), "unknown permission level '" + level
+        throw Usage.error(parent.spec, "unknown permission level '" + level
             + "'; one of " + Arrays.toString(Arrays.copyOfRange(Permission.values(), 1, Permission.values().length))
             + " (to remove a grant: acl revoke)");
       }
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        client.admin().setPermission(topic, account, p);
-      }
+      Permission level = p;
+      parent.runAdmin(options, admin -> admin.setPermission(topic, account, level));
       parent.cli.out().printf("granted %s on %s to %s%n", p, topic, account);
       return TalosCli.EXIT_OK;
     }
@@ -74,9 +61,7 @@ final class AclCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        client.admin().revokePermission(topic, account);
-      }
+      parent.runAdmin(options, admin -> admin.revokePermission(topic, account));
       parent.cli.out().printf("revoked the grant of %s on %s%n", account, topic);
       return TalosCli.EXIT_OK;
     }
@@ -90,14 +75,11 @@ final class AclCommand implements Runnable {
 
     @Override
     public Integer call() {
-      Map<String, Integer> acl;
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        acl = client.admin().listPermissions(topic);
-      }
-      parent.cli.out().printf("%-24s %s%n", "ACCOUNT", "PERMISSION");
+      Map<String, Integer> acl = parent.withAdmin(options, admin -> admin.listPermissions(topic));
+      Table table = Table.aligned(parent.cli.out(), "%-24s %s", "ACCOUNT", "PERMISSION");
       acl.forEach((account, value) -> {
         Permission p = Permission.findByValue(value);
-        parent.cli.out().printf("%-24s %s%n", account, p == null ? Integer.toString(value) : p.name());
+        table.row(account, p == null ? Integer.toString(value) : p.name());
       });
       return TalosCli.EXIT_OK;
     }

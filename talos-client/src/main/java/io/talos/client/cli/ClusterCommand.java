@@ -22,14 +22,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "cluster", description = "Show the cluster's nodes and assignment, drain a node.",
     mixinStandardHelpOptions = true, subcommands = {ClusterCommand.Status.class, ClusterCommand.Drain.class})
-final class ClusterCommand implements Runnable {
-  @ParentCommand TalosCli cli;
-  @Spec CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: status or drain");
-  }
+final class ClusterCommand extends CommandGroup {
 
   /** The ops base URL of one node. */
   static final class OpsOption {

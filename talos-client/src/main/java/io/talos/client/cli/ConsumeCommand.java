@@ -103,10 +103,10 @@ final class ConsumeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    if (fetchSize < 1) throw usage("--fetch-size must be at least 1, got " + fetchSize);
-    if (max != null && max < 1) throw usage("--max must be at least 1, got " + max);
-    if (pollIntervalMs < 1) throw usage("--poll-interval-ms must be at least 1, got " + pollIntervalMs);
-    if (idleTimeoutMs < 1) throw usage("--idle-timeout-ms must be at least 1, got " + idleTimeoutMs);
+    Usage.requireAtLeast(spec, "--fetch-size", fetchSize, 1);
+    if (max != null) Usage.requireAtLeast(spec, "--max", max, 1);
+    Usage.requireAtLeast(spec, "--poll-interval-ms", pollIntervalMs, 1);
+    Usage.requireAtLeast(spec, "--idle-timeout-ms", idleTimeoutMs, 1);
     if (group != null && partition != null) {
       throw usage("--group gets partitions from the group; it cannot be combined with --partition");
     }
@@ -268,7 +268,7 @@ final class ConsumeCommand implements Callable<Integer> {
   }
 
   private CommandLine.ParameterException usage(String message) {
-    return new CommandLine.ParameterException(spec.commandLine(), message);
+    return Usage.error(spec, message);
   }
 
   /** A parsed {@code --from}. */

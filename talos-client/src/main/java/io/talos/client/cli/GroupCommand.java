@@ -1,6 +1,5 @@
 package io.talos.client.cli;
 
-import io.talos.client.TalosClient;
 import io.talos.client.admin.GroupPartitionState;
 import io.talos.client.admin.PartitionOffsets;
 import java.io.PrintStream;
@@ -24,15 +23,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     subcommands = {GroupCommand.ListGroups.class, GroupCommand.Describe.class,
         GroupCommand.ResetOffsets.class})
-final class GroupCommand implements Runnable {
-  @ParentCommand TalosCli cli;
-  @Spec CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: list, describe or reset-offsets");
-  }
+final class GroupCommand extends CommandGroup {
 
   @Command(name = "list", mixinStandardHelpOptions = true,
       description = {"List consumer groups: one line per topic and group, tab-separated under a"
@@ -49,14 +40,13 @@ final class GroupCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        PrintStream out = parent.cli.out();
-        out.println("TOPIC\tGROUP");
+      return parent.withClient(options, client -> {
+        Table table = parent.table("TOPIC", "GROUP");
         for (io.talos.client.admin.ConsumerGroupAdmin.GroupListing g : client.consumerGroups().list(topic)) {
-          out.println(g.topicName() + "\t" + g.group());
+          table.row(g.topicName(), g.group());
         }
         return TalosCli.EXIT_OK;
-      }
+      });
     }
   }
 
@@ -78,19 +68,15 @@ final class GroupCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        List<GroupPartitionState> state = client.consumerGroups().describe(topic, group);
-        PrintStream out = parent.cli.out();
-        out.println("PARTITION\tOWNER\tCOMMITTED\tEND\tLAG");
-        long total = 0;
-        for (GroupPartitionState s : state) {
-          out.println(s.partitionId() + "\t" + (s.owner() == null ? "-" : s.owner()) + "\t"
-              + s.committedOffset() + "\t" + s.endOffset() + "\t" + s.lag());
-          total += s.lag();
-        }
-        parent.cli.err().println("group " + group + " on " + topic + ": total lag " + total);
-        return TalosCli.EXIT_OK;
+      List<GroupPartitionState> state = parent.withClient(options, client -> client.consumerGroups().describe(topic, group));
+      Table table = parent.table("PARTITION", "OWNER", "COMMITTED", "END", "LAG");
+      long total = 0;
+      for (GroupPartitionState s : state) {
+        table.row(s.partitionId(), s.owner() == null ? "-" : s.owner(), s.committedOffset(), s.endOffset(), s.lag());
+        total += s.lag();
       }
+      parent.cli.err().println("group " + group + " on " + topic + ": total lag " + total);
+      return TalosCli.EXIT_OK;
     }
   }
 
@@ -123,7 +109,7 @@ final class GroupCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
+      return parent.withClient(options, client -> {
         Map<Integer, Long> committed = new TreeMap<>();
         for (PartitionOffsets o : client.admin().getTopicOffsets(topic)) {
           if (partition != null && o.partitionId() != partition) continue;
@@ -137,15 +123,14 @@ final class GroupCommand implements Runnable {
           committed.put(o.partitionId(), resumeAt - 1);
         }
         if (partition != null && committed.isEmpty()) {
-          throw new CommandLine.ParameterException(spec.commandLine(),
-              "topic " + topic + " has no partition " + partition);
+          throw Usage.error(spec, "topic " + topic + " has no partition " + partition);
         }
         client.consumerGroups().resetOffsets(topic, group, committed);
         PrintStream out = parent.cli.out();
         committed.forEach((p, c) -> out.println("partition " + p + ": group " + group
             + " resumes at offset " + (c + 1)));
         return TalosCli.EXIT_OK;
-      }
+      });
     }
   }
 }

@@ -1,30 +1,17 @@
 package io.talos.client.cli;
 
-import io.talos.client.TalosClient;
 import io.talos.client.admin.PartitionOffsets;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code talos partition ...}: operator actions on one partition. */
 @Command(name = "partition", description = "Operator actions on one partition.",
     mixinStandardHelpOptions = true,
     subcommands = {PartitionCommand.Reset.class})
-final class PartitionCommand implements Runnable {
-  @ParentCommand
-  TalosCli cli;
-
-  @Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: reset");
-  }
+final class PartitionCommand extends CommandGroup {
 
   @Command(name = "reset", mixinStandardHelpOptions = true,
       description = {"Accept that a partition's missing data is lost (the server answers HDFS_FILE_NOT_EXIST"
@@ -42,10 +29,7 @@ final class PartitionCommand implements Runnable {
 
     @Override
     public Integer call() {
-      PartitionOffsets p;
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        p = client.admin().resetPartition(topic, partition);
-      }
+      PartitionOffsets p = parent.withAdmin(options, admin -> admin.resetPartition(topic, partition));
       parent.cli.out().println("partition " + partition + " of topic " + topic + " continues at offset "
           + p.nextOffset() + " (readable from " + p.startOffset() + ")");
       return TalosCli.EXIT_OK;

@@ -92,8 +92,8 @@ final class ProduceCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException, InterruptedException {
-    if (batch < 1) throw usage("--batch must be at least 1, got " + batch);
-    if (lingerMs < 0) throw usage("--linger-ms must be at least 0, got " + lingerMs);
+    Usage.requireAtLeast(spec, "--batch", batch, 1);
+    Usage.requireAtLeast(spec, "--linger-ms", lingerMs, 0);
     if (keySeparator != null && keySeparator.isEmpty()) throw usage("--key-separator must not be empty");
     if (keySeparator != null && partition != null) {
       throw usage("--key-separator chooses partitions by key; it cannot be combined with --partition");
@@ -118,7 +118,7 @@ final class ProduceCommand implements Callable<Integer> {
   }
 
   private CommandLine.ParameterException usage(String message) {
-    return new CommandLine.ParameterException(spec.commandLine(), message);
+    return Usage.error(spec, message);
   }
 
   private int produceToTopic(TalosClient client, LineReader lines, Progress progress)

@@ -1,6 +1,5 @@
 package io.talos.client.cli;
 
-import io.talos.client.TalosClient;
 import io.talos.client.admin.PartitionDescription;
 import io.talos.client.admin.PartitionOffsets;
 import io.talos.client.admin.TalosAdmin;
@@ -11,7 +10,6 @@ import java.io.PrintStream;
 import java.time.Instant;
 import java.util.OptionalInt;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -26,25 +24,7 @@ import picocli.CommandLine.Spec;
     subcommands = {TopicCommand.Create.class, TopicCommand.ListTopics.class,
         TopicCommand.Describe.class, TopicCommand.Alter.class, TopicCommand.Offsets.class,
         TopicCommand.Delete.class})
-final class TopicCommand implements Runnable {
-  @ParentCommand
-  TalosCli cli;
-
-  @Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: create, list, describe, alter, offsets or delete");
-  }
-
-  /** Runs {@code action} with an admin made from {@code options} and returns its result. */
-  <T> T withAdmin(ConnectionOptions options, Function<TalosAdmin, T> action) {
-    try (TalosClient client = cli.connect(options.configBuilder().build())) {
-      return action.apply(client.admin());
-    }
-  }
+final class TopicCommand extends CommandGroup {
 
   @Command(name = "create", description = "Create a topic.", mixinStandardHelpOptions = true)
   static final class Create implements Callable<Integer> {
@@ -116,11 +96,9 @@ final class TopicCommand implements Runnable {
       out.println("messages:       " + t.messageCount() + " (" + t.messageBytes() + " bytes)");
       t.attributes().forEach((k, v) -> out.println("attribute:      " + k + "=" + v));
       if (!t.partitions().isEmpty()) {
-        out.printf("%-10s %14s %14s %14s %16s%n", "PARTITION", "START", "END", "MESSAGES",
-            "BYTES");
+        Table table = Table.aligned(out, "%-10s %14s %14s %14s %16s", "PARTITION", "START", "END", "MESSAGES", "BYTES");
         for (PartitionDescription p : t.partitions()) {
-          out.printf("%-10d %14d %14d %14d %16d%n", p.partitionId(), p.startOffset(),
-              p.endOffset(), p.messageCount(), p.messageBytes());
+          table.row(p.partitionId(), p.startOffset(), p.endOffset(), p.messageCount(), p.messageBytes());
         }
       }
       return TalosCli.EXIT_OK;
@@ -146,16 +124,12 @@ final class TopicCommand implements Runnable {
     @Override
     public Integer call() {
       if (partitions == null && retentionSecs == null) {
-        throw new CommandLine.ParameterException(spec.commandLine(),
-            "Nothing to change: give --partitions and/or --retention-secs");
+        throw Usage.error(spec, "Nothing to change: give --partitions and/or --retention-secs");
       }
       TopicAttributeChange change = new TopicAttributeChange(
           partitions == null ? OptionalInt.empty() : OptionalInt.of(partitions),
           retentionSecs == null ? OptionalInt.empty() : OptionalInt.of(retentionSecs));
-      parent.withAdmin(options, admin -> {
-        admin.changeTopicAttribute(name, change);
-        return null;
-      });
+      parent.runAdmin(options, admin -> admin.changeTopicAttribute(name, change));
       parent.cli.out().println("changed topic " + name);
       return TalosCli.EXIT_OK;
     }
@@ -198,10 +172,7 @@ final class TopicCommand implements Runnable {
 
     @Override
     public Integer call() {
-      parent.withAdmin(options, admin -> {
-        admin.deleteTopic(name);
-        return null;
-      });
+      parent.runAdmin(options, admin -> admin.deleteTopic(name));
       parent.cli.out().println("deleted topic " + name);
       return TalosCli.EXIT_OK;
     }

@@ -1,6 +1,5 @@
 package io.talos.client.cli;
 
-import io.talos.client.TalosClient;
 import io.talos.client.TalosClientConfig;
 import io.talos.client.admin.CredentialListing;
 import io.talos.client.admin.IssuedCredential;
@@ -23,7 +22,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code talos user ...}: accounts and their credentials (admin credential only).
@@ -37,19 +35,9 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     subcommands = {UserCommand.Create.class, UserCommand.ListCredentials.class, UserCommand.Rotate.class,
         UserCommand.Revoke.class})
-final class UserCommand implements Runnable {
+final class UserCommand extends CommandGroup {
   static final String ACCOUNT_ID_PROPERTY = "accountId";
 
-  @ParentCommand
-  TalosCli cli;
-
-  @Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: create, list, rotate or revoke");
-  }
 
   @Command(name = "create", mixinStandardHelpOptions = true,
       description = {"Create a credential for account NAME (which has no active one).",
@@ -67,10 +55,7 @@ final class UserCommand implements Runnable {
     @Override
     public Integer call() {
       checkAbsent(out);
-      IssuedCredential c;
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        c = client.admin().createCredential(name);
-      }
+      IssuedCredential c = parent.withAdmin(options, admin -> admin.createCredential(name));
       parent.issued("created", c, out);
       return TalosCli.EXIT_OK;
     }
@@ -83,11 +68,8 @@ final class UserCommand implements Runnable {
 
     @Override
     public Integer call() {
-      List<CredentialListing> all;
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        all = client.admin().listCredentials();
-      }
-      parent.cli.out().printf("%-20s %-24s %-8s %s%n", "KEY ID", "ACCOUNT", "STATE", "DETAILS");
+      List<CredentialListing> all = parent.withAdmin(options, TalosAdmin::listCredentials);
+      Table table = Table.aligned(parent.cli.out(), "%-20s %-24s %-8s %s", "KEY ID", "ACCOUNT", "STATE", "DETAILS");
       for (CredentialListing c : all) {
         String state = c.revoked() ? "revoked" : c.admin() ? "admin" : "active";
         StringBuilder details = new StringBuilder();
@@ -97,7 +79,7 @@ final class UserCommand implements Runnable {
           details.append("old secret valid until ").append(Instant.ofEpochMilli(c.previousSecretExpiresMs())).append(' ');
         }
         if (c.revoked()) details.append("revoked ").append(Instant.ofEpochMilli(c.revokedMs()));
-        parent.cli.out().printf("%-20s %-24s %-8s %s%n", c.secretKeyId(), c.accountId(), state, details.toString().trim());
+        table.row(c.secretKeyId(), c.accountId(), state, details.toString().trim());
       }
       return TalosCli.EXIT_OK;
     }
@@ -123,11 +105,8 @@ final class UserCommand implements Runnable {
     @Override
     public Integer call() {
       checkAbsent(out);
-      IssuedCredential c;
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        c = client.admin().rotateCredential(resolve(client.admin(), target),
-            graceMs == null ? OptionalLong.empty() : OptionalLong.of(graceMs));
-      }
+      IssuedCredential c = parent.withAdmin(options, admin -> admin.rotateCredential(resolve(admin, target),
+          graceMs == null ? OptionalLong.empty() : OptionalLong.of(graceMs)));
       parent.issued("rotated", c, out);
       if (c.credential().previousSecretExpiresMs() != 0) {
         parent.cli.out().println("the previous secret is accepted until "
@@ -149,10 +128,7 @@ final class UserCommand implements Runnable {
 
     @Override
     public Integer call() {
-      CredentialListing c;
-      try (TalosClient client = parent.cli.connect(options.configBuilder().build())) {
-        c = client.admin().revokeCredential(resolve(client.admin(), target));
-      }
+      CredentialListing c = parent.withAdmin(options, admin -> admin.revokeCredential(resolve(admin, target)));
       parent.cli.out().println("revoked " + c.secretKeyId() + " (account " + c.accountId() + ")");
       return TalosCli.EXIT_OK;
     }

@@ -20,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -135,6 +136,22 @@ class TalosCliTest {
 
     Result verbose = talos("", "topic", "describe", "nope", "--verbose");
     assertTrue(verbose.err().contains("\tat io.talos.client"), verbose.err());
+  }
+
+  @Test
+  void shouldNameTheSubcommandsOfACommandGivenWithoutOne() {
+    Map<String, String> expected = Map.of(
+        "topic", "create, list, describe, alter, offsets or delete",
+        "partition", "reset",
+        "acl", "set, revoke or list",
+        "user", "create, list, rotate or revoke",
+        "group", "list, describe or reset-offsets",
+        "cluster", "status or drain");
+    expected.forEach((command, names) -> {
+      Result r = run("", command);
+      assertEquals(TalosCli.EXIT_USAGE, r.exit(), command);
+      assertTrue(r.err().startsWith("Missing command: " + names + "\n"), r.err());
+    });
   }
 
   @Test

@@ -48,6 +48,8 @@ public final class TopicDeletions {
   private final MetadataStore metadata;
   private final PartitionLogs logs;
   private final Clock clock;
+  /** Told the name of each topic whose metadata this node removed (per-topic state such as meters is dropped). */
+  private final java.util.function.Consumer<String> topicRemoved;
   private volatile List<Orphan> orphans = List.of();
   /** Orphans already logged, so each is warned about once per process, not every pass. */
   private final Set<String> reported = Collections.synchronizedSet(new HashSet<>());
@@ -56,9 +58,20 @@ public final class TopicDeletions {
   public record Orphan(String resourceName, String path) {}
 
   public TopicDeletions(MetadataStore metadata, PartitionLogs logs, Clock clock) {
+    this(metadata, logs, clock, name -> { });
+  }
+
+  /**
+   * @param topicRemoved called with a topic's name once its metadata is removed, by
+   *     {@link #delete} or by {@link #runOnce()} finishing an interrupted deletion (not when a new
+   *     topic of that name exists by then); must not throw
+   */
+  public TopicDeletions(MetadataStore metadata, PartitionLogs logs, Clock clock,
+      java.util.function.Consumer<String> topicRemoved) {
     this.metadata = metadata;
     this.logs = logs;
     this.clock = clock;
+    this.topicRemoved = topicRemoved;
   }
 
   /**
@@ -105,6 +118,7 @@ public final class TopicDeletions {
     if (!metadata.deleteTopic(topic.name(), topic.resourceName())) {
       return false;
     }
+    topicRemoved.accept(topic.name());
     finish(topic.resourceName());
     return true;
   }
@@ -153,6 +167,7 @@ public final class TopicDeletions {
         if (live.isPresent() && live.get().resourceName().equals(resourceName)) {
           LOG.info("Finishing the interrupted deletion of topic {} ({})", name, resourceName);
           metadata.deleteTopic(name, resourceName);
+          topicRemoved.accept(name);
         }
         if (finish(resourceName)) {
           finished++;

@@ -342,21 +342,29 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
 
   // ---- selected by the server's configuration ----------------------------------------------
 
-  @Test
-  void aServerWithMetadataStoreHbaseKeepsItsMetadataInHBase(@TempDir Path dataDir)
-      throws Exception {
-    String ns = freshNamespace();
+  /** A server keeping its metadata in namespace {@code ns} of the mini cluster. */
+  private static TalosServer startOnHBase(Path dataDir, String ns) throws Exception {
     String quorum = "127.0.0.1:" + hbase.getConfiguration().get("hbase.zookeeper.property.clientPort");
-    try (TalosServer server = TestServers.start(dataDir,
+    return TestServers.start(dataDir,
         ServerConfig.METADATA_STORE, "hbase",
         ServerConfig.METADATA_HBASE_ZOOKEEPER_QUORUM, quorum,
         ServerConfig.METADATA_HBASE_NAMESPACE, ns,
         ServerConfig.METADATA_HBASE_OPERATION_TIMEOUT_MS, "5000",
         "hbase.client.retries.number", "3");
-         TalosClient client = TalosClient.create(TalosClientConfig.builder()
-             .endpoint(server.endpoint().toString())
-             .credentialFile(dataDir.resolve("admin-credential.properties"))
-             .build())) {
+  }
+
+  private static TalosClient adminClient(TalosServer server, Path dataDir) {
+    return TalosClient.create(TalosClientConfig.builder()
+        .endpoint(server.endpoint().toString())
+        .credentialFile(dataDir.resolve("admin-credential.properties"))
+        .build());
+  }
+
+  @Test
+  void aServerWithMetadataStoreHbaseKeepsItsMetadataInHBase(@TempDir Path dataDir)
+      throws Exception {
+    String ns = freshNamespace();
+    try (TalosServer server = startOnHBase(dataDir, ns); TalosClient client = adminClient(server, dataDir)) {
       assertTrue(((CachingMetadataStore) server.metadata()).delegate() instanceof HBaseMetadataStore,
           server.metadata().toString());
       client.admin().createTopic("orders", 3);
@@ -384,6 +392,45 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
     }
     // Nothing was written to the embedded store's directory.
     assertFalse(Files.exists(dataDir.resolve("metadata")));
+  }
+
+  @Test
+  void opsGroupsListsAndDescribesGroupsKeptInHBase(@TempDir Path dataDir) throws Exception {
+    String ns = freshNamespace();
+    try (TalosServer server = startOnHBase(dataDir, ns); TalosClient client = adminClient(server, dataDir)) {
+      client.admin().createTopic("orders", 2);
+      client.admin().createTopic("refunds", 1);
+      List<byte[]> payloads = new ArrayList<>();
+      for (int i = 0; i < 5; i++) payloads.add(("m" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      client.producer("orders", 0).put(payloads);
+      client.consumerGroups().resetOffsets("orders", "billing", Map.of(0, 1L));
+      client.consumerGroups().resetOffsets("refunds", "billing", Map.of(0, -1L));
+      String keyId = server.adminCredential().secretKeyId();
+      String secret = server.adminCredential().secretKey();
+      String ops = server.opsEndpoint().toString();
+      com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+
+      java.net.http.HttpResponse<String> list = io.talos.server.ops.OpsRequests.call(ops, "GET", "/ops/groups", keyId, secret);
+      assertEquals(200, list.statusCode(), list.body());
+      com.fasterxml.jackson.databind.JsonNode group = json.readTree(list.body()).get("groups").get(0);
+      assertEquals("billing", group.get("name").asText(), list.body());
+      assertEquals(java.util.Set.of("orders", "refunds"),
+          java.util.Set.of(group.get("topics").get(0).asText(), group.get("topics").get(1).asText()), list.body());
+
+      java.net.http.HttpResponse<String> one = io.talos.server.ops.OpsRequests.call(ops, "GET", "/ops/groups/billing", keyId, secret);
+      assertEquals(200, one.statusCode(), one.body());
+      com.fasterxml.jackson.databind.JsonNode body = json.readTree(one.body());
+      com.fasterxml.jackson.databind.JsonNode orders = body.get("topics").get(0);
+      if (!orders.get("topic").asText("").equals("orders") && !orders.path("name").asText("").equals("orders")) {
+        orders = body.get("topics").get(1);
+      }
+      com.fasterxml.jackson.databind.JsonNode p0 = orders.get("partitions").get(0);
+      assertEquals(1, p0.get("committedOffset").asLong(), one.body());
+      assertEquals(4, p0.get("endOffset").asLong(), one.body());
+      assertEquals(3, p0.get("lag").asLong(), one.body());
+      assertEquals(3, body.get("lag").asLong(), one.body());
+      assertEquals(404, io.talos.server.ops.OpsRequests.call(ops, "GET", "/ops/groups/nobody", keyId, secret).statusCode());
+    }
   }
 
   @Test

@@ -11,7 +11,6 @@ import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_3
 import io.talos.client.TalosClient;
 import io.talos.client.TalosClientConfig;
 import io.talos.client.admin.IssuedCredential;
-import io.talos.common.auth.GalaxySigner;
 import io.talos.server.ServerConfig;
 import io.talos.server.TalosServer;
 import io.talos.server.TestServers;
@@ -71,20 +70,7 @@ class OpsApiTest {
   }
 
   static HttpResponse<String> call(String method, String path, String keyId, String secret) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.opsEndpoint() + path))
-        .method(method, HttpRequest.BodyPublishers.noBody());
-    if (keyId != null) {
-      String ts = Long.toString(System.currentTimeMillis() / 1000);
-      String md5 = GalaxySigner.contentMd5Hex(new byte[0], 0, 0);
-      Map<String, List<String>> headers = new HashMap<>();
-      headers.put(GalaxySigner.TIMESTAMP, List.of(ts));
-      headers.put(GalaxySigner.CONTENT_MD5, List.of(md5));
-      String rawPath = URI.create(path).getRawPath();
-      String sig = GalaxySigner.sign(secret, GalaxySigner.stringToSign(method, rawPath, URI.create(path).getRawQuery(), headers));
-      b.header(GalaxySigner.TIMESTAMP, ts).header(GalaxySigner.CONTENT_MD5, md5)
-          .header(GalaxySigner.AUTHORIZATION, "Galaxy-V3 " + keyId + ":" + sig);
-    }
-    return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return OpsRequests.call(server.opsEndpoint().toString(), method, path, keyId, secret);
   }
 
   static HttpResponse<String> admin(String method, String path) throws Exception {
