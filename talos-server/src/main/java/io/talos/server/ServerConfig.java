@@ -303,8 +303,8 @@ public final class ServerConfig extends TalosConfig {
           "Threads opening (recovering) partition logs, off the request threads; a request waits for an open at most until its deadline, then gets REQUEST_PROCESS_TIMEOUT (retriable) while the open goes on.")
       .define(STORAGE_OPEN_PENDING_MAX, Type.INT, 1024, Validator.between(1, 1_000_000),
           "Most partition opens waiting for an open thread; beyond it a request needing an open is refused at once with HDFS_OPERATION_FAILED (retriable).")
-      .define(STORAGE_IO_THREADS, Type.INT, 32, Validator.between(1, 4096),
-          "Threads running the storage part of puts and gets; a pool worker waits for one at most until the request's deadline, so a stalled file system costs a worker at most that. When all are stalled, puts and gets are refused at once (retriable).")
+      .define(STORAGE_IO_THREADS, Type.INT, -1, Validator.between(-1, 4096),
+          "Threads running the storage part of puts and gets; a pool worker waits for one at most until the request's deadline, so a stalled file system costs a worker at most that. When all are stalled, puts and gets are refused at once (retriable). 0: the storage part runs on the pool worker itself (one thread hand-off less per put and get; a stalled file system then holds the worker). -1: 0 when storage.root.uri is a local file system (file:), else 32.")
       .section("Metadata")
       .define(METADATA_STORE, Type.STRING, "embedded", Validator.oneOf("embedded", "hbase"),
           "Metadata store implementation: embedded (an H2 MVStore file under metadata.dir, one node) or hbase (tables in HBase, shared by a cluster).")
@@ -518,6 +518,13 @@ public final class ServerConfig extends TalosConfig {
   public String storageRootUri() {
     String uri = getString(STORAGE_ROOT_URI);
     return uri == null || uri.isEmpty() ? dataDir().resolve("log").toUri().toString() : uri;
+  }
+
+  /** {@value #STORAGE_IO_THREADS} with -1 resolved: 0 on a local file system, else 32. */
+  public int storageIoThreads() {
+    int threads = getInt(STORAGE_IO_THREADS);
+    if (threads >= 0) return threads;
+    return "file".equalsIgnoreCase(java.net.URI.create(storageRootUri()).getScheme()) ? 0 : 32;
   }
 
   public Path metadataDir() {

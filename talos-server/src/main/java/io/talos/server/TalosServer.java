@@ -260,7 +260,7 @@ public final class TalosServer implements AutoCloseable {
               new ApiHandler.BodyLimits(config.getLong(ServerConfig.REQUEST_BODY_MIN_BYTES_PER_SEC),
                   config.getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS), inflightMax,
                   config.getLong(ServerConfig.REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES)),
-              ArgumentLimits.from(config), config.getInt(ServerConfig.STORAGE_IO_THREADS),
+              ArgumentLimits.from(config), config.storageIoThreads(),
               new AuditLog(clock, config.getLong(ServerConfig.AUDIT_AUTH_FAILURE_INTERVAL_MS),
                   config.getInt(ServerConfig.AUDIT_AUTH_FAILURE_KEYS_MAX)),
               new ApiHandler.Security(new Authorizer(store), throttle),

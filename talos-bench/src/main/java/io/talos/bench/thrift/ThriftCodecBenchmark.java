@@ -2,7 +2,9 @@ package io.talos.bench.thrift;
 
 import io.talos.client.codec.CompressionType;
 import io.talos.client.codec.MessageBlockEncoder;
+import io.talos.server.frontend.ExactSizeEncoder;
 import io.talos.thrift.GetMessageResponse;
+import io.talos.thrift.MessageService;
 import io.talos.thrift.MessageBlock;
 import io.talos.thrift.PutMessageRequest;
 import io.talos.thrift.TopicAndPartition;
@@ -15,6 +17,8 @@ import org.apache.thrift.TDeserializer;
 import org.apache.thrift.TException;
 import org.apache.thrift.TSerializer;
 import org.apache.thrift.protocol.TCompactProtocol;
+import org.apache.thrift.protocol.TMessage;
+import org.apache.thrift.protocol.TMessageType;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -32,6 +36,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * producer sends) and {@code GetMessageResponse} (what a consumer receives), each carrying one
  * uncompressed block of {@code messages} messages of {@code messageBytes} bytes. The message block
  * is opaque bytes to Thrift, so the cost is the envelope plus one copy of the block.
+ * {@code encodeGetReplyExact} is the server's reply encoding ({@code ExactSizeEncoder}: counted,
+ * then written once into an exact-size array); its baseline is {@code encodeGetResponse}
+ * ({@code TSerializer}: a growing buffer, then a trimmed copy).
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -52,6 +59,8 @@ public class ThriftCodecBenchmark {
   private byte[] getBytes;
   private TSerializer serializer;
   private TDeserializer deserializer;
+  private MessageService.getMessage_result getResult;
+  private static final TMessage REPLY_HEADER = new TMessage("getMessage", TMessageType.REPLY, 1);
 
   @Setup
   public void setUp() throws TException {
@@ -69,6 +78,7 @@ public class ThriftCodecBenchmark {
     stored.setStartMessageOffset(123_456_789L);
     stored.setAppendTimestamp(1_700_000_000_001L);
     get = new GetMessageResponse(List.of(stored), messages, "talos-consumer-1700000000000-abcdef#42");
+    getResult = new MessageService.getMessage_result().setSuccess(get);
     serializer = new TSerializer(new TCompactProtocol.Factory());
     deserializer = new TDeserializer(new TCompactProtocol.Factory());
     putBytes = serializer.serialize(put);
@@ -90,6 +100,12 @@ public class ThriftCodecBenchmark {
   @Benchmark
   public byte[] encodeGetResponse() throws TException {
     return serializer.serialize(get);
+  }
+
+  /** As the server encodes a getMessage reply now: counted first, then one exact-size array. */
+  @Benchmark
+  public byte[] encodeGetReplyExact() {
+    return ExactSizeEncoder.encode(REPLY_HEADER, getResult, null);
   }
 
   @Benchmark

@@ -90,28 +90,82 @@ public final class GalaxySigner {
     return sb.toString();
   }
 
-  /** base64(HmacSHA1(secretKey, stringToSign)). */
-  public static String sign(String secretKey, String stringToSign) {
+  /**
+   * One HmacSHA1 and one MD5 instance per thread: {@code Mac.getInstance} and {@code
+   * MessageDigest.getInstance} look the algorithm up in the security providers on every call,
+   * which costs more than hashing a small request. Each is used by its own thread only, and left
+   * reset after every use.
+   */
+  private static final ThreadLocal<javax.crypto.Mac> HMAC_SHA1 = ThreadLocal.withInitial(() -> {
     try {
-      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA1");
-      mac.init(new javax.crypto.spec.SecretKeySpec(
-          secretKey.getBytes(StandardCharsets.UTF_8), "HmacSHA1"));
-      return Base64.getEncoder().encodeToString(
-          mac.doFinal(stringToSign.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException | InvalidKeyException e) {
+      return javax.crypto.Mac.getInstance("HmacSHA1");
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("HmacSHA1 unavailable", e);
     }
+  });
+  private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(() -> {
+    try {
+      return MessageDigest.getInstance("MD5");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("MD5 unavailable", e);
+    }
+  });
+
+  /** base64(HmacSHA1(secretKey, stringToSign)). */
+  public static String sign(String secretKey, String stringToSign) {
+    javax.crypto.Mac mac = HMAC_SHA1.get();
+    try {
+      mac.init(new javax.crypto.spec.SecretKeySpec(
+          secretKey.getBytes(StandardCharsets.UTF_8), "HmacSHA1"));
+    } catch (InvalidKeyException e) {
+      throw new IllegalStateException("HmacSHA1 refused the key", e);
+    }
+    return Base64.getEncoder().encodeToString(mac.doFinal(stringToSign.getBytes(StandardCharsets.UTF_8)));
   }
 
   /** Lower-case hex MD5 of the body, as the SDK sends in {@value #CONTENT_MD5}. */
   public static String contentMd5Hex(byte[] body, int off, int len) {
-    try {
-      MessageDigest md = MessageDigest.getInstance("MD5");
-      md.update(body, off, len);
-      return java.util.HexFormat.of().formatHex(md.digest());
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("MD5 unavailable", e);
+    return java.util.HexFormat.of().formatHex(contentMd5(body, off, len));
+  }
+
+  /** The 16-byte MD5 of {@code body[off, off + len)}, with this thread's digest (no lookup). */
+  public static byte[] contentMd5(byte[] body, int off, int len) {
+    MessageDigest md = MD5.get();
+    md.update(body, off, len);
+    return md.digest(); // digest() also resets it for the next use
+  }
+
+  /**
+   * Whether a {@value #CONTENT_MD5} header value names {@code md5}. The SDK 2.0.2 hex-encodes the
+   * digest as a number ({@code BigInteger.toString(16)}), dropping leading zeros, so shorter
+   * values are read as numbers; any case. Allocates nothing.
+   */
+  public static boolean md5HeaderMatches(String header, byte[] md5) {
+    int start = 0;
+    while (header.length() - start > 2 * md5.length && header.charAt(start) == '0') start++;
+    int len = header.length() - start;
+    if (len == 0 || len > 2 * md5.length) return false;
+    int diff = 0;
+    // Compare nibble by nibble from the least significant end; missing leading digits are 0.
+    for (int nibble = 0; nibble < 2 * md5.length; nibble++) {
+      int expected = (md5[md5.length - 1 - nibble / 2] >> ((nibble & 1) * 4)) & 0xf;
+      int got = 0;
+      int at = len - 1 - nibble;
+      if (at >= 0) {
+        got = hexValue(header.charAt(start + at));
+        if (got < 0) return false;
+      }
+      diff |= expected ^ got;
     }
+    return diff == 0;
+  }
+
+  /** 0-15 for an ASCII hex digit of either case, else -1. */
+  private static int hexValue(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
   }
 
   /** Compares two signatures in time independent of where they differ. */

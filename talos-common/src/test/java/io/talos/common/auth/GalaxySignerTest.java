@@ -74,4 +74,26 @@ class GalaxySignerTest {
     assertFalse(base.equals(GalaxySigner.sign("other", GalaxySigner.stringToSign("POST", "/v1/api/message", null, headers))));
     assertTrue(GalaxySigner.signaturesEqual(base, base));
   }
+
+  /** The SDK drops the digest's leading zeros (BigInteger.toString(16)); any case is accepted. */
+  @Test
+  void md5HeaderIsComparedAsAHexNumber() {
+    byte[] md5 = new byte[16];
+    md5[15] = (byte) 0xab;
+    md5[1] = 0x01;
+    String full = java.util.HexFormat.of().formatHex(md5); // "0001...00ab"
+    assertTrue(GalaxySigner.md5HeaderMatches(full, md5));
+    assertTrue(GalaxySigner.md5HeaderMatches(full.substring(3), md5)); // leading zeros dropped
+    assertTrue(GalaxySigner.md5HeaderMatches(full.toUpperCase(), md5));
+    assertTrue(GalaxySigner.md5HeaderMatches("00" + full, md5)); // extra zeros in front
+    assertFalse(GalaxySigner.md5HeaderMatches(full.substring(4), md5)); // a significant digit lost
+    assertFalse(GalaxySigner.md5HeaderMatches(full.substring(0, 31) + "c", md5));
+    assertFalse(GalaxySigner.md5HeaderMatches("1" + full, md5));
+    assertFalse(GalaxySigner.md5HeaderMatches(full.substring(0, 31) + "g", md5));
+    assertFalse(GalaxySigner.md5HeaderMatches("", md5));
+    byte[] body = "hello".getBytes(StandardCharsets.UTF_8);
+    assertEquals(GalaxySigner.contentMd5Hex(body, 0, body.length),
+        java.util.HexFormat.of().formatHex(GalaxySigner.contentMd5(body, 0, body.length)));
+    assertEquals("5d41402abc4b2a76b9719d911017c592", GalaxySigner.contentMd5Hex(body, 0, body.length));
+  }
 }

@@ -143,9 +143,8 @@ public final class Authenticator {
     if (md5 == null) {
       throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
     }
-    // SDK 2.0.2 hex-encodes the digest as a number (BigInteger.toString(16)), dropping leading
-    // zeros: compare as numbers, not strings.
-    if (!stripLeadingZeros(md5).equalsIgnoreCase(stripLeadingZeros(GalaxySigner.contentMd5Hex(body, 0, bodyLength)))) {
+    // One pass over the body with this thread's digest, compared without building strings.
+    if (!GalaxySigner.md5HeaderMatches(md5.trim(), GalaxySigner.contentMd5(body, 0, bodyLength))) {
       throw new AuthenticationException(401, GalaxySigner.CONTENT_MD5 + " does not match the request body");
     }
   }
@@ -183,12 +182,6 @@ public final class Authenticator {
       }
     }
     throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'", keyId);
-  }
-
-  private static String stripLeadingZeros(String hex) {
-    int i = 0;
-    while (i < hex.length() - 1 && hex.charAt(i) == '0') i++;
-    return hex.substring(i);
   }
 
   private static String header(Map<String, List<String>> headers, String name) {

@@ -145,7 +145,7 @@ final class GetTask extends MessageCallTask {
     long bytes = 0;
     if (result.getSuccess().getMessageBlocks() != null) {
       for (io.talos.thrift.MessageBlock block : result.getSuccess().getMessageBlocks()) {
-        bytes += block.isSetMessageBlock() ? block.bufferForMessageBlock().remaining() : 0;
+        bytes += block.messageBlock == null ? 0 : block.messageBlock.remaining(); // the getter copies
       }
     }
     afterRead.accept((int) Math.min(Integer.MAX_VALUE, bytes));

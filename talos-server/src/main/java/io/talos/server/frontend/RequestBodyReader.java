@@ -22,8 +22,12 @@ import org.eclipse.jetty.server.Request;
  * </ul>
  * Any refusal leaves unread content behind, so Jetty closes the connection after the answer.
  *
- * <p>Memory grows with the bytes received (doubling, capped at the declared length), never with
- * the length a client merely declares.
+ * <p>Memory: a body with a declared length is received into one array of that length, allocated
+ * (and reserved in the {@link BodyBudget}) when its first bytes arrive, so it is copied once from
+ * the network buffers and never regrown; the headers were authenticated before, so only a client
+ * holding a secret key gets that far, and a declared length over the limit is refused unread. A
+ * body of unknown length (chunked) grows by doubling with the bytes received. The budget counts
+ * the arrays' capacity, which is what the server holds.
  *
  * <p>Not thread-safe by itself; Jetty runs at most one demand callback of a request at a time.
  */
@@ -70,15 +74,16 @@ final class RequestBodyReader implements Runnable {
   record Limits(int maxBytes, long minBytesPerSec, long graceMs, BodyBudget budget, LongSupplier nanoClock) {}
 
   private static final int INITIAL_CAPACITY = 16 * 1024;
+  private static final byte[] EMPTY = new byte[0];
 
   private final Request request;
   private final Limits limits;
   private final Outcome outcome;
   private final long startNanos;
   private final long declared;
-  private byte[] buffer = new byte[0];
+  private byte[] buffer = EMPTY;
   private int length;
-  /** Bytes reserved in the budget (what {@link #buffer} holds, not its spare capacity). */
+  /** Bytes reserved in the budget: the capacity of {@link #buffer}. */
   private long reserved;
   /** Set when the body is too large: the rest is read and dropped, then 413 is answered. */
   private long discarded = -1;
@@ -175,21 +180,25 @@ final class RequestBodyReader implements Runnable {
     }
     if ((long) length + n > limits.maxBytes()) {
       releaseReservation();
-      buffer = new byte[0];
+      buffer = EMPTY;
       length = 0;
       discarded = n;
       return true;
     }
-    if (!limits.budget().tryReserve(n)) {
-      refuse(503, "the server is receiving too many request bytes at once (server.request.body.inflight.max.bytes = "
-          + limits.budget().maxBytes() + "); retry later");
-      return false;
-    }
-    reserved += n;
     if (length + n > buffer.length) {
-      long cap = Math.max((long) length + n, Math.max(INITIAL_CAPACITY, 2L * buffer.length));
-      if (declared >= 0) cap = Math.max((long) length + n, Math.min(cap, declared));
-      buffer = java.util.Arrays.copyOf(buffer, (int) Math.min(cap, limits.maxBytes()));
+      // A declared length is allocated whole when the first bytes arrive: one array, no regrowth
+      // copies. Only an authenticated request gets here (headers are checked before the body).
+      long cap = declared >= 0 ? Math.max((long) length + n, declared)
+          : Math.max((long) length + n, Math.max(INITIAL_CAPACITY, 2L * buffer.length));
+      cap = Math.min(cap, limits.maxBytes());
+      long grow = cap - buffer.length;
+      if (!limits.budget().tryReserve(grow)) {
+        refuse(503, "the server is receiving too many request bytes at once (server.request.body.inflight.max.bytes = "
+            + limits.budget().maxBytes() + "); retry later");
+        return false;
+      }
+      reserved += grow;
+      buffer = java.util.Arrays.copyOf(buffer, (int) cap);
     }
     bytes.get(buffer, length, n);
     length += n;

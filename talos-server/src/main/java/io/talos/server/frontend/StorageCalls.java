@@ -27,8 +27,11 @@ import io.talos.server.service.RequestDeadline;
  * queueing behind them. The request's deadline is bound ({@link RequestDeadline}) on the storage
  * thread, so that waiting for a partition to open stops at it too.
  *
- * <p>With 0 threads the body runs on the worker itself (no protection; for tests that step the
- * pool by hand). Thread-safe.
+ * <p>With 0 threads the body runs on the worker itself: no protection, one thread hand-off less per
+ * call. That is the default on a local file system ({@code storage.io.threads} = -1), where the
+ * hand-off cost a put more than the protection is worth: a local write that stalls past a
+ * request's deadline means a failing disk, and the worker waited for the storage thread until the
+ * deadline anyway. Tests that step the pool by hand use it too. Thread-safe.
  */
 final class StorageCalls implements AutoCloseable {
   /** Runs bodies on the calling thread. */

@@ -6,11 +6,8 @@ import org.apache.thrift.TBase;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.TException;
 import org.apache.thrift.TApplicationException;
-import org.apache.thrift.protocol.TCompactProtocol;
 import org.apache.thrift.protocol.TMessage;
 import org.apache.thrift.protocol.TMessageType;
-import org.apache.thrift.protocol.TProtocol;
-import org.apache.thrift.transport.TMemoryBuffer;
 import org.apache.thrift.transport.TMemoryInputTransport;
 
 /**
@@ -188,16 +185,7 @@ final class ThriftDispatcher {
 
   @SuppressWarnings("rawtypes")
   private static byte[] encode(TMessage header, Object body) {
-    try {
-      TMemoryBuffer buffer = new TMemoryBuffer(1024);
-      TProtocol out = new TCompactProtocol(buffer);
-      out.writeMessageBegin(header);
-      if (body instanceof TBase) ((TBase) body).write(out);
-      else ((TApplicationException) body).write(out);
-      out.writeMessageEnd();
-      return java.util.Arrays.copyOf(buffer.getArray(), buffer.length());
-    } catch (TException e) {
-      throw new IllegalStateException("cannot encode a Thrift reply", e);
-    }
+    return ExactSizeEncoder.encode(header, body instanceof TBase ? (TBase) body : null,
+        body instanceof TApplicationException ? (TApplicationException) body : null);
   }
 }

@@ -3,6 +3,7 @@ package io.talos.server.service;
 import io.talos.common.errors.TalosErrors;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.MessageBlock;
+import io.talos.thrift.MessageCompressionType;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -57,24 +58,125 @@ public final class MessageBlockValidator {
   /** @param index the block's position in the request, for the error message */
   public void validate(int index, MessageBlock block) throws GalaxyTalosException {
     if (mode == Mode.NONE) return;
-    byte[] payload = block.getMessageBlock();
-    int expected = block.getMessageNumber();
-    int seen = 0;
-    try (DataInputStream in = new DataInputStream(open(block.getCompressionType().getValue(), payload))) {
-      for (; seen < expected; seen++) {
+    byte[] payload = block.getMessageBlock(); // copies: for callers off the hot path
+    if (payload == null) payload = new byte[0];
+    validate(index, block.getMessageNumber(), block.getCompressionType(), payload, 0, payload.length);
+  }
+
+  /**
+   * Validates the block whose payload is {@code payload[offset, offset + length)}; the bytes are
+   * only read. Uncompressed payloads (and snappy ones, once inflated) are walked in place, without
+   * stream objects; gzip goes through a bounded stream.
+   *
+   * @param index the block's position in the request, for the error message
+   */
+  public void validate(int index, int messageNumber, MessageCompressionType compression, byte[] payload,
+      int offset, int length) throws GalaxyTalosException {
+    if (mode == Mode.NONE) return;
+    int[] seen = {0};
+    try {
+      switch (compression.getValue()) {
+        case 0 -> walk(index, messageNumber, payload, offset, offset + length, seen);
+        case 1 -> {
+          byte[] raw = unsnappy(payload, offset, length);
+          walk(index, messageNumber, raw, 0, raw.length, seen);
+        }
+        case 2 -> walkStream(index, messageNumber,
+            new BoundedInputStream(new GZIPInputStream(new ByteArrayInputStream(payload, offset, length))), seen);
+        default -> throw new IOException("unknown compression type " + compression.getValue());
+      }
+    } catch (EOFException e) {
+      throw TalosErrors.invalidParams("block " + index + " ends after " + seen[0] + " whole messages but its"
+          + " messageNumber is " + messageNumber);
+    } catch (IOException | RuntimeException e) {
+      // Corrupt compressed data surfaces as IOException or, from snappy's native code, as
+      // SnappyError / runtime exceptions: all mean the same to the client.
+      throw TalosErrors.invalidParams("block " + index + " payload is not valid "
+          + compression + " data: " + e.getMessage());
+    } catch (Error e) {
+      if (e instanceof VirtualMachineError) throw e;
+      throw TalosErrors.invalidParams("block " + index + " payload is not valid "
+          + compression + " data: " + e);
+    }
+  }
+
+  /** The message framing of {@code buf[pos, end)}, read in place; {@code seen[0]} counts whole messages. */
+  private void walk(int index, int expected, byte[] buf, int pos, int end, int[] seen)
+      throws GalaxyTalosException, EOFException {
+    for (; seen[0] < expected; seen[0]++) {
+      need(pos, end, 1);
+      int first = buf[pos++] & 0xff;
+      int dataLength;
+      if (first == V2_MARKER) {
+        need(pos, end, 3);
+        int version = ((buf[pos] & 0xff) << 8) | (buf[pos + 1] & 0xff);
+        pos += 3;
+        if (version != 2) {
+          throw TalosErrors.invalidParams("block " + index + " message " + seen[0] + " has format version "
+              + version + "; supported: 1, 2");
+        }
+        need(pos, end, 8 + 2 + 2);
+        pos += 8 + 2;
+        int seqLength = (short) (((buf[pos] & 0xff) << 8) | (buf[pos + 1] & 0xff));
+        pos += 2;
+        if (seqLength < 0) {
+          throw TalosErrors.invalidParams("block " + index + " message " + seen[0]
+              + " has a sequence number over 32767 bytes, which SDK consumers cannot read");
+        }
+        need(pos, end, seqLength);
+        pos += seqLength;
+      } else {
+        need(pos, end, 3);
+        int b1 = buf[pos] & 0xff;
+        int b2 = buf[pos + 1] & 0xff;
+        int b3 = buf[pos + 2] & 0xff;
+        pos += 3;
+        if (((first | b1 | b2 | b3) & 0x80) != 0) {
+          throw TalosErrors.invalidParams("block " + index + " message " + seen[0] + " is not a Talos message");
+        }
+        int seqLength = (first << 24) | (b1 << 16) | (b2 << 8) | b3;
+        need(pos, end, seqLength);
+        pos += seqLength;
+      }
+      need(pos, end, 4);
+      dataLength = ((buf[pos] & 0xff) << 24) | ((buf[pos + 1] & 0xff) << 16) | ((buf[pos + 2] & 0xff) << 8)
+          | (buf[pos + 3] & 0xff);
+      pos += 4;
+      if (dataLength < 1 || dataLength > maxMessageBytes) {
+        throw TalosErrors.invalidParams("block " + index + " message " + seen[0] + " has " + dataLength
+            + " bytes; a message has 1 to " + maxMessageBytes + " bytes (message.max.bytes)");
+      }
+      need(pos, end, dataLength);
+      pos += dataLength;
+    }
+    if (pos != end) {
+      throw TalosErrors.invalidParams("block " + index + " holds more than its messageNumber " + expected
+          + " messages, or trailing bytes");
+    }
+  }
+
+  private static void need(int pos, int end, int bytes) throws EOFException {
+    if (end - pos < bytes) throw new EOFException();
+  }
+
+  /** As {@link #walk} over a stream (gzip: the inflated size is known only by reading). */
+  private void walkStream(int index, int expected, InputStream stream, int[] seen)
+      throws GalaxyTalosException, IOException {
+    try (DataInputStream in = new DataInputStream(stream)) {
+      for (; seen[0] < expected; seen[0]++) {
         int first = in.readUnsignedByte();
         int dataLength;
         if (first == V2_MARKER) {
           int version = in.readUnsignedShort();
           in.readUnsignedByte();
           if (version != 2) {
-            throw TalosErrors.invalidParams("block " + index + " message " + seen + " has format version "
+            throw TalosErrors.invalidParams("block " + index + " message " + seen[0] + " has format version "
                 + version + "; supported: 1, 2");
           }
           in.skipNBytes(8 + 2);
           int seqLength = in.readShort();
           if (seqLength < 0) {
-            throw TalosErrors.invalidParams("block " + index + " message " + seen
+            throw TalosErrors.invalidParams("block " + index + " message " + seen[0]
                 + " has a sequence number over 32767 bytes, which SDK consumers cannot read");
           }
           in.skipNBytes(seqLength);
@@ -84,13 +186,13 @@ public final class MessageBlockValidator {
           int b2 = in.readUnsignedByte();
           int b3 = in.readUnsignedByte();
           if (((first | b1 | b2 | b3) & 0x80) != 0) {
-            throw TalosErrors.invalidParams("block " + index + " message " + seen + " is not a Talos message");
+            throw TalosErrors.invalidParams("block " + index + " message " + seen[0] + " is not a Talos message");
           }
           in.skipNBytes((first << 24) | (b1 << 16) | (b2 << 8) | b3);
           dataLength = in.readInt();
         }
         if (dataLength < 1 || dataLength > maxMessageBytes) {
-          throw TalosErrors.invalidParams("block " + index + " message " + seen + " has " + dataLength
+          throw TalosErrors.invalidParams("block " + index + " message " + seen[0] + " has " + dataLength
               + " bytes; a message has 1 to " + maxMessageBytes + " bytes (message.max.bytes)");
         }
         in.skipNBytes(dataLength);
@@ -99,47 +201,27 @@ public final class MessageBlockValidator {
         throw TalosErrors.invalidParams("block " + index + " holds more than its messageNumber " + expected
             + " messages, or trailing bytes");
       }
-    } catch (EOFException e) {
-      throw TalosErrors.invalidParams("block " + index + " ends after " + seen + " whole messages but its"
-          + " messageNumber is " + expected);
-    } catch (IOException | RuntimeException e) {
-      // Corrupt compressed data surfaces as IOException or, from snappy's native code, as
-      // SnappyError / runtime exceptions: all mean the same to the client.
-      throw TalosErrors.invalidParams("block " + index + " payload is not valid "
-          + block.getCompressionType() + " data: " + e.getMessage());
-    } catch (Error e) {
-      if (e instanceof VirtualMachineError) throw e;
-      throw TalosErrors.invalidParams("block " + index + " payload is not valid "
-          + block.getCompressionType() + " data: " + e);
-    }
-  }
-
-  private InputStream open(int compressionType, byte[] payload) throws IOException {
-    switch (compressionType) {
-      case 0: return new ByteArrayInputStream(payload);
-      case 1: return new ByteArrayInputStream(unsnappy(payload));
-      case 2: return new BoundedInputStream(new GZIPInputStream(new ByteArrayInputStream(payload)));
-      default: throw new IOException("unknown compression type " + compressionType);
     }
   }
 
   /** snappy-java's stream framing (magic, version, compatible version, then length-prefixed chunks), or a bare snappy buffer. */
-  private byte[] unsnappy(byte[] payload) throws IOException {
+  private byte[] unsnappy(byte[] payload, int offset, int length) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    if (!hasSnappyMagic(payload)) {
-      appendChunk(payload, 0, payload.length, out);
+    if (!hasSnappyMagic(payload, offset, length)) {
+      appendChunk(payload, offset, length, out);
       return out.toByteArray();
     }
-    if (payload.length < SNAPPY_HEADER_BYTES) throw new EOFException();
-    int pos = SNAPPY_HEADER_BYTES;
-    while (pos < payload.length) {
-      if (payload.length - pos < 4) throw new IOException("truncated snappy chunk header");
-      int length = ((payload[pos] & 0xff) << 24) | ((payload[pos + 1] & 0xff) << 16)
+    if (length < SNAPPY_HEADER_BYTES) throw new EOFException();
+    int end = offset + length;
+    int pos = offset + SNAPPY_HEADER_BYTES;
+    while (pos < end) {
+      if (end - pos < 4) throw new IOException("truncated snappy chunk header");
+      int chunk = ((payload[pos] & 0xff) << 24) | ((payload[pos + 1] & 0xff) << 16)
           | ((payload[pos + 2] & 0xff) << 8) | (payload[pos + 3] & 0xff);
       pos += 4;
-      if (length <= 0 || length > payload.length - pos) throw new IOException("snappy chunk length " + length + " is out of bounds");
-      appendChunk(payload, pos, length, out);
-      pos += length;
+      if (chunk <= 0 || chunk > end - pos) throw new IOException("snappy chunk length " + chunk + " is out of bounds");
+      appendChunk(payload, pos, chunk, out);
+      pos += chunk;
     }
     return out.toByteArray();
   }
@@ -155,9 +237,9 @@ public final class MessageBlockValidator {
     out.write(chunk);
   }
 
-  private static boolean hasSnappyMagic(byte[] payload) {
-    if (payload.length < SNAPPY_MAGIC.length) return false;
-    for (int i = 0; i < SNAPPY_MAGIC.length; i++) if (payload[i] != SNAPPY_MAGIC[i]) return false;
+  private static boolean hasSnappyMagic(byte[] payload, int offset, int length) {
+    if (length < SNAPPY_MAGIC.length) return false;
+    for (int i = 0; i < SNAPPY_MAGIC.length; i++) if (payload[offset + i] != SNAPPY_MAGIC[i]) return false;
     return true;
   }
 

@@ -193,7 +193,8 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     long total = 0;
     for (int i = 0; i < blocks.size(); i++) {
       MessageBlock block = blocks.get(i);
-      byte[] payload = block.getMessageBlock();
+      // The decoded field is a slice of the request body (the generated getter would copy it twice).
+      ByteBuffer payload = block.messageBlock;
       if (block.getCompressionType() == null) {
         throw TalosErrors.invalidParams("block " + i + " has an unknown compressionType; allowed: NONE, SNAPPY, GZIP");
       }
@@ -201,14 +202,22 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         throw TalosErrors.invalidParams("block " + i + " has messageNumber " + block.getMessageNumber()
             + "; a block holds at least one message");
       }
-      if (payload == null || payload.length == 0) {
+      if (payload == null || !payload.hasRemaining()) {
         throw TalosErrors.invalidParams("block " + i + " has an empty payload");
       }
-      validator.validate(i, block);
+      if (!payload.hasArray()) { // not from our decoder; copied once
+        ByteBuffer copy = ByteBuffer.allocate(payload.remaining());
+        copy.put(payload.duplicate()).flip();
+        payload = copy;
+      }
+      byte[] array = payload.array();
+      int offset = payload.arrayOffset() + payload.position();
+      int length = payload.remaining();
+      validator.validate(i, block.getMessageNumber(), block.getCompressionType(), array, offset, length);
       total += block.getMessageNumber();
       toAppend.add(new BlockToAppend(block.getMessageNumber(), block.getCompressionType().getValue(),
           block.isSetMessageBlockSize() ? block.getMessageBlockSize() : -1,
-          block.isSetCreateTimestamp() ? block.getCreateTimestamp() : -1, payload));
+          block.isSetCreateTimestamp() ? block.getCreateTimestamp() : -1, array, offset, length));
     }
     if (request.getMessageNumber() != total) {
       throw TalosErrors.invalidParams("messageNumber " + request.getMessageNumber()
@@ -300,7 +309,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       if (results[i].duplicate() || results[i].outOfOrder() != null) continue;
       for (BlockToAppend b : puts.get(i).blocks()) {
         messages += b.messageCount();
-        bytes += b.payload().length;
+        bytes += b.payloadLength();
       }
     }
     if (messages > 0) meters.markPut(puts.get(0).topic().name(), puts.get(0).partitionId(), messages, bytes);
@@ -500,9 +509,13 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   }
 
   static MessageBlock toWire(StoredBlock b) {
-    MessageBlock block = new MessageBlock(b.startOffset(), b.messageCount(),
-        MessageCompressionType.findByValue(b.compressionType()), ByteBuffer.wrap(b.payload()))
+    // Fields set one by one: the generated all-fields constructor copies the payload.
+    MessageBlock block = new MessageBlock()
+        .setStartMessageOffset(b.startOffset())
+        .setMessageNumber(b.messageCount())
+        .setCompressionType(MessageCompressionType.findByValue(b.compressionType()))
         .setAppendTimestamp(b.appendTimestampMs());
+    block.messageBlock = ByteBuffer.wrap(b.payload()); // the read's own array, handed over
     if (b.messageBlockSize() >= 0) block.setMessageBlockSize(b.messageBlockSize());
     if (b.createTimestampMs() >= 0) block.setCreateTimestamp(b.createTimestampMs());
     return block;

@@ -295,8 +295,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
           throw new IllegalArgumentException("block " + blockCount + " has messageCount=" + b.messageCount()
               + "; must be >= 1");
         }
-        if (b.payload().length > config.maxBlockBytes()) {
-          throw new IllegalArgumentException("block " + blockCount + " payload is " + b.payload().length
+        if (b.payloadLength() > config.maxBlockBytes()) {
+          throw new IllegalArgumentException("block " + blockCount + " payload is " + b.payloadLength()
               + " bytes; maxBlockBytes=" + config.maxBlockBytes());
         }
         blockCount++;
@@ -333,7 +333,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
         write[p] = true;
         putFirst[p] = next;
         for (BlockToAppend b : put.blocks()) {
-          batchBytes += RecordFormat.recordLength(b.payload().length, put.idempotent());
+          batchBytes += RecordFormat.recordLength(b.payloadLength(), put.idempotent());
           next = Math.addExact(next, b.messageCount());
         }
       }

@@ -127,8 +127,8 @@ public final class RecordFormat {
    */
   public static int encode(byte[] dst, int pos, long startOffset, long appendTimestampMs,
       BlockToAppend block, ProducerTag producer) {
-    byte[] payload = block.payload();
-    int length = recordLength(payload.length, producer != null);
+    int payloadLength = block.payloadLength();
+    int length = recordLength(payloadLength, producer != null);
     ByteBuffer buf = ByteBuffer.wrap(dst, pos, length);
     buf.put(producer == null ? MAGIC_V1 : MAGIC_V2)
         .putInt(0) // crc, filled in below
@@ -142,8 +142,8 @@ public final class RecordFormat {
     if (producer != null) {
       buf.putLong(producer.producerId()).putInt(producer.sequence()).putInt(producer.recordsLeftInPut());
     }
-    buf.putInt(payload.length)
-        .put(payload);
+    buf.putInt(payloadLength)
+        .put(block.payload(), block.payloadOffset(), payloadLength);
     ByteBuffer.wrap(dst, pos + CRC_FIELD, 4).putInt(crc(dst, pos, length));
     return length;
   }

@@ -18,7 +18,8 @@ import java.util.TreeMap;
  * first across all segments, which keeps the newest data of every partition. A batch larger than
  * the capacity is not cached. A segment's batches are dropped when it is closed or deleted.
  *
- * <p>Thread-safe: one lock; {@link #put} and {@link #read} copy the bytes under it.
+ * <p>Thread-safe: one lock, held to find or change entries; {@link #read} copies the bytes after
+ * releasing it (cached arrays are never changed).
  */
 public final class TailCache {
   /** Holds nothing; for logs opened without a shared cache. */
@@ -68,26 +69,40 @@ public final class TailCache {
    *
    * @return whether it did; on false {@code buf} may have been partly written
    */
-  public synchronized boolean read(Object segment, long position, byte[] buf, int off, int len) {
-    TreeMap<Long, byte[]> chunks = bySegment.get(segment);
-    if (chunks == null) {
-      misses++;
-      return false;
-    }
-    long pos = position;
-    long end = position + len;
-    while (pos < end) {
-      Map.Entry<Long, byte[]> e = chunks.floorEntry(pos);
-      if (e == null || e.getKey() + e.getValue().length <= pos) {
+  public boolean read(Object segment, long position, byte[] buf, int off, int len) {
+    // The cached arrays never change once put, so only finding them needs the lock; the copy
+    // (up to a fetch's megabytes) is made after it is released, not while every other partition's
+    // reads and appends wait for it.
+    java.util.List<byte[]> sources = new java.util.ArrayList<>(2);
+    java.util.List<long[]> ranges = new java.util.ArrayList<>(2); // {from, n}
+    synchronized (this) {
+      TreeMap<Long, byte[]> chunks = bySegment.get(segment);
+      if (chunks == null) {
         misses++;
         return false;
       }
-      int from = (int) (pos - e.getKey());
-      int n = (int) Math.min(e.getValue().length - from, end - pos);
-      System.arraycopy(e.getValue(), from, buf, off + (int) (pos - position), n);
-      pos += n;
+      long pos = position;
+      long end = position + len;
+      while (pos < end) {
+        Map.Entry<Long, byte[]> e = chunks.floorEntry(pos);
+        if (e == null || e.getKey() + e.getValue().length <= pos) {
+          misses++;
+          return false;
+        }
+        int from = (int) (pos - e.getKey());
+        int n = (int) Math.min(e.getValue().length - from, end - pos);
+        sources.add(e.getValue());
+        ranges.add(new long[] {from, n});
+        pos += n;
+      }
+      hits++;
     }
-    hits++;
+    int at = off;
+    for (int i = 0; i < sources.size(); i++) {
+      long[] r = ranges.get(i);
+      System.arraycopy(sources.get(i), (int) r[0], buf, at, (int) r[1]);
+      at += (int) r[1];
+    }
     return true;
   }
 

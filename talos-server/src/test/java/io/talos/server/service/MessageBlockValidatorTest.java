@@ -115,4 +115,25 @@ class MessageBlockValidatorTest {
     refused(block(MessageCompressionType.GZIP, 1, "not gzip".getBytes()));
     refused(block(MessageCompressionType.SNAPPY, 1, new byte[] {(byte) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9, 1, 2}));
   }
+
+  /** The put path validates the payload in place, as a slice of the request body. */
+  @Test
+  void validatesASliceOfALargerArrayInPlace() throws Exception {
+    byte[] raw = v2(2, "a".getBytes(), "bc".getBytes());
+    byte[] body = new byte[raw.length + 20];
+    java.util.Arrays.fill(body, (byte) 0x7f);
+    System.arraycopy(raw, 0, body, 7, raw.length);
+    validator.validate(0, 2, MessageCompressionType.NONE, body, 7, raw.length);
+    // The bytes around the slice are not read: one message short, or one byte more, is refused.
+    GalaxyTalosException shortBy = assertThrows(GalaxyTalosException.class,
+        () -> validator.validate(0, 2, MessageCompressionType.NONE, body, 7, raw.length - 1));
+    assertTrue(shortBy.getErrMsg().contains("ends after 1 whole messages"), shortBy.getErrMsg());
+    GalaxyTalosException longer = assertThrows(GalaxyTalosException.class,
+        () -> validator.validate(0, 2, MessageCompressionType.NONE, body, 7, raw.length + 1));
+    assertTrue(longer.getErrMsg().contains("trailing bytes"), longer.getErrMsg());
+    byte[] framed = Snappy.compress(raw);
+    byte[] snappyBody = new byte[framed.length + 5];
+    System.arraycopy(framed, 0, snappyBody, 5, framed.length);
+    validator.validate(0, 2, MessageCompressionType.SNAPPY, snappyBody, 5, framed.length);
+  }
 }

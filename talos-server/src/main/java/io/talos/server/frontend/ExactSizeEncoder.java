@@ -1,0 +1,100 @@
+package io.talos.server.frontend;
+
+import org.apache.thrift.TApplicationException;
+import org.apache.thrift.TBase;
+import org.apache.thrift.TConfiguration;
+import org.apache.thrift.TException;
+import org.apache.thrift.protocol.TCompactProtocol;
+import org.apache.thrift.protocol.TMessage;
+import org.apache.thrift.protocol.TProtocol;
+
+/**
+ * Encodes a Thrift compact message (a reply) into an array of exactly its size. Thread-safe;
+ * stateless.
+ */
+public final class ExactSizeEncoder {
+  private ExactSizeEncoder() {}
+
+  /**
+   * Encodes in two passes: the first only counts the bytes (a payload is counted, not copied), the
+   * second writes into an array of exactly that size. Exactly one of {@code struct} and {@code
+   * exception} is non-null. The reply is thus copied once, with no
+   * growing buffer and no final trim, which matters for getMessage replies of megabytes.
+   */
+  @SuppressWarnings("rawtypes")
+  public static byte[] encode(TMessage header, TBase struct, TApplicationException exception) {
+    try {
+      ArrayTransport counter = new ArrayTransport(null);
+      write(new TCompactProtocol(counter), header, struct, exception);
+      byte[] out = new byte[counter.length];
+      ArrayTransport target = new ArrayTransport(out);
+      write(new TCompactProtocol(target), header, struct, exception);
+      if (target.length != out.length) {
+        throw new IllegalStateException("reply encoded to " + target.length + " bytes, counted " + out.length);
+      }
+      return out;
+    } catch (TException e) {
+      throw new IllegalStateException("cannot encode a Thrift reply", e);
+    }
+  }
+
+  @SuppressWarnings("rawtypes")
+  private static void write(TProtocol out, TMessage header, TBase struct, TApplicationException exception)
+      throws TException {
+    out.writeMessageBegin(header);
+    if (struct != null) struct.write(out);
+    else exception.write(out);
+    out.writeMessageEnd();
+  }
+
+  /**
+   * A write-only transport into a fixed array, or (array null) one that only counts. Not
+   * thread-safe; one per encoding pass.
+   */
+  private static final class ArrayTransport extends org.apache.thrift.transport.TTransport {
+    private final byte[] array;
+    int length;
+
+    ArrayTransport(byte[] array) {
+      this.array = array;
+    }
+
+    @Override
+    public void write(byte[] buf, int off, int len) throws org.apache.thrift.transport.TTransportException {
+      if (array != null) {
+        if (len > array.length - length) {
+          throw new org.apache.thrift.transport.TTransportException("reply larger than counted");
+        }
+        System.arraycopy(buf, off, array, length, len);
+      }
+      length += len;
+    }
+
+    @Override
+    public boolean isOpen() {
+      return true;
+    }
+
+    @Override
+    public void open() {}
+
+    @Override
+    public void close() {}
+
+    @Override
+    public int read(byte[] buf, int off, int len) throws org.apache.thrift.transport.TTransportException {
+      throw new org.apache.thrift.transport.TTransportException("write-only transport");
+    }
+
+    @Override
+    public TConfiguration getConfiguration() {
+      return TConfiguration.DEFAULT;
+    }
+
+    @Override
+    public void updateKnownMessageSize(long size) {}
+
+    @Override
+    public void checkReadBytesAvailable(long numBytes) {}
+  }
+}
