@@ -195,7 +195,7 @@ public final class TalosServer implements AutoCloseable {
           "message", new ApiHandler.Service(ErrorBoundary.wrap(MessageService.Iface.class, messageHandler, metrics),
               new MessageService.Processor<>(null).getProcessMapView()),
           "consumer", new ApiHandler.Service(ErrorBoundary.wrap(ConsumerService.Iface.class,
-              new ConsumerServiceHandler(topics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
+              new ConsumerServiceHandler(topics, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
               new ConsumerService.Processor<>(null).getProcessMapView()),
           "quota", new ApiHandler.Service(ErrorBoundary.wrap(QuotaService.Iface.class,
               new QuotaServiceHandler(store), metrics),
