@@ -186,6 +186,17 @@ public final class TalosServer implements AutoCloseable {
           config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES), partitionMeters,
           new StorageFailureLog(clock, config.getLong(ServerConfig.STORAGE_FAILURE_LOG_INTERVAL_MS)));
       taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
+      if (clusterNode != null) {
+        TaskPool pool = taskPool;
+        clusterNode.drainWaitsFor(timeoutMs -> {
+          try {
+            return pool.awaitIdle(timeoutMs);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+        });
+      }
       Map<String, ApiHandler.Service> services = Map.of(
           "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
               new TopicServiceHandler(topics, partitionLogs, topicDeletions, clock, config.getInt(ServerConfig.TOPIC_PARTITIONS_MAX),
@@ -277,6 +288,7 @@ public final class TalosServer implements AutoCloseable {
             config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_PENDING_MAX), config.getBoolean(ServerConfig.CLUSTER_PEER_CLIENT_MERGE),
             config.getLong(ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS), maxFrame), metrics);
         api.cluster(effectiveRouting, clients, config.getLong(ServerConfig.CLUSTER_PEER_REQUEST_TIMEOUT_MS));
+        if (clusterNode != null) clusterNode.onMembersChanged(clients::retainMembers);
         peers = new PeerServer(config.getString(ServerConfig.CLUSTER_PEER_HOST), config.getInt(ServerConfig.CLUSTER_PEER_PORT),
             config.getInt(ServerConfig.CLUSTER_PEER_SERVER_THREADS), maxFrame,
             config.getLong(ServerConfig.CLUSTER_PEER_HANDSHAKE_TIMEOUT_MS), secret, api, metrics);
@@ -703,6 +715,11 @@ public final class TalosServer implements AutoCloseable {
    */
   public PartitionRouting routing() {
     return routing;
+  }
+
+  /** The task pool every API call (local or forwarded here) runs in; tests queue their own tasks. */
+  TaskPool taskPool() {
+    return pool;
   }
 
   /** This node's part in the cluster, or null without cluster.enabled. */
