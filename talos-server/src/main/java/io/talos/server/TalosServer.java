@@ -717,6 +717,11 @@ public final class TalosServer implements AutoCloseable {
     return routing;
   }
 
+  /** This node's partition logs. */
+  PartitionLogs partitionLogs() {
+    return logs;
+  }
+
   /** The task pool every API call (local or forwarded here) runs in; tests queue their own tasks. */
   TaskPool taskPool() {
     return pool;

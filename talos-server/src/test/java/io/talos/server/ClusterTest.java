@@ -368,6 +368,54 @@ class ClusterTest {
       putAsIfAlone(nodes.get(1), withoutA, tap, "new1", acked);
       SortedMap<Long, String> read = viaN1.readAll(tap, 0);
       assertEquals(acked, read, "every acknowledged message, in order, and nothing else");
+      nodes.get(1).cluster().routing().apply(full);
+
+      // Grown through node 0: every other node serves the new partitions within 1 s.
+      RawApi via0 = RestartTest.api(nodes.get(0));
+      via0.call("topic", "changeTopicAttribute", new io.talos.thrift.TopicService.changeTopicAttribute_args(
+          new io.talos.thrift.ChangeTopicAttributeRequest(trn, new io.talos.thrift.TopicAttribute().setPartitionNumber(12))),
+          new io.talos.thrift.TopicService.changeTopicAttribute_result());
+      long grown = System.currentTimeMillis();
+      for (TalosServer n : nodes.subList(1, 3)) {
+        while (true) {
+          try {
+            RestartTest.api(n).put(new TopicAndPartition("ddl", trn, 11), List.of("grown"));
+            break;
+          } catch (GalaxyTalosException e) {
+            assertTrue(System.currentTimeMillis() - grown < 1_000, "node " + n.routing().localNode().id()
+                + " did not serve partition 11 within 1 s: " + e.getErrorCode() + " " + e.getErrMsg());
+            Thread.sleep(5);
+          }
+        }
+      }
+      System.out.println("ClusterTest: a grown topic was served by the other nodes after "
+          + (System.currentTimeMillis() - grown) + " ms");
+
+      // Deleted through node 0: every other node refuses it within 1 s and closes its logs.
+      TalosServer holder = nodes.stream().filter(n -> n.cluster().owned().ownedCount() > 0 && n != nodes.get(0))
+          .findFirst().orElseThrow();
+      String res = trn.getTopicTalosResourceName();
+      via0.call("topic", "deleteTopic", new io.talos.thrift.TopicService.deleteTopic_args(
+          new io.talos.thrift.DeleteTopicRequest(trn)), new io.talos.thrift.TopicService.deleteTopic_result());
+      long deleted = System.currentTimeMillis();
+      for (TalosServer n : nodes.subList(1, 3)) {
+        while (true) {
+          try {
+            RestartTest.api(n).put(new TopicAndPartition("ddl", trn, 0), List.of("after delete"));
+          } catch (GalaxyTalosException e) {
+            if (e.getErrorCode() == ErrorCode.TOPIC_NOT_EXIST) break;
+          }
+          assertTrue(System.currentTimeMillis() - deleted < 1_000, "node " + n.routing().localNode().id()
+              + " still served the deleted topic after 1 s");
+          Thread.sleep(5);
+        }
+      }
+      while (holder.cluster().owned().ownedCount() > 0) {
+        assertTrue(System.currentTimeMillis() - deleted < 1_000, "the deleted topic's logs stayed open on "
+            + holder.routing().localNode().id());
+        Thread.sleep(5);
+      }
+      for (int p = 0; p < 12; p++) assertTrue(!holder.partitionLogs().isOpen(res, p), "log " + p + " closed");
     } finally {
       closeAll(nodes);
     }

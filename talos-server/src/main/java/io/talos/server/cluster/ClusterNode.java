@@ -117,6 +117,7 @@ public final class ClusterNode implements AutoCloseable {
     try {
       broadcast = new TopicChangeBroadcast(membership.client(), settings.zookeeperRoot(), executor, () -> {
         if (cache != null) cache.invalidateTopics();
+        releaseDeletedTopics();
       });
     } catch (Exception e) {
       throw new IOException("cannot watch the cluster's topic version: " + e, e);
@@ -138,6 +139,17 @@ public final class ClusterNode implements AutoCloseable {
    */
   public void drainWaitsFor(LongPredicate inFlightDone) {
     this.inFlightDone = inFlightDone;
+  }
+
+  /** After a topic change: the logs of topics deleted through any node are closed here too. */
+  private void releaseDeletedTopics() {
+    if (owned.ownedCount() == 0) return;
+    try {
+      owned.releaseDeletedTopics(store.topics().stream().map(TopicRecord::resourceName)
+          .collect(Collectors.toUnmodifiableSet()));
+    } catch (RuntimeException e) {
+      LOG.warn("Could not list topics after a topic change; logs of deleted topics close when idle", e);
+    }
   }
 
   private void viewChanged(MembershipView view) {
