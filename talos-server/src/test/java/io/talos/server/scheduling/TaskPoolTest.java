@@ -98,7 +98,7 @@ class TaskPoolTest {
     assertFalse(waiter.isDone(), "b1 is still queued");
     runUntilIdle();
     assertTrue(waiter.get(10, TimeUnit.SECONDS), "woken when the last task was answered");
-    assertEquals(List.of("a1", "b1"), log);
+    assertEquals(List.of("run a1", "run b1"), log);
   }
 
   // --- choosing a worker
