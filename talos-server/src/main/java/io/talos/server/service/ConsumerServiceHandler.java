@@ -166,8 +166,10 @@ public final class ConsumerServiceHandler extends BaseServiceHandler implements 
           + " of '" + topic.name() + "' for consumer group '" + group + "' refused: the partition lock is held by worker '"
           + current.workerId() + "' under fencing token " + current.fencingToken() + "; worker '" + cp.getWorkerId() + "'"
           + (held != null && held.workerId().equals(cp.getWorkerId())
-              ? " held it under token " + held.fencingToken() + " and" : "")
-          + " was superseded (its lock expired and was taken over). Lock the partition again before committing.");
+              ? " held it under token " + held.fencingToken() + " and was superseded (its lock expired and was taken over)"
+              : " does not hold it (if it held it before, its lock expired and was taken over: a superseded"
+                  + " holder's commits are refused)")
+          + ". Lock the partition again before committing.");
     }
     // No live lock of this worker and no other holder: the SDK's answer for a lost lock.
     return new UpdateOffsetResponse(false);
