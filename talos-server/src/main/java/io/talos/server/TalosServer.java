@@ -158,9 +158,6 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
       metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
       metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
-      TopicDeletions topicDeletions = new TopicDeletions(store, partitionLogs, clock);
-      topicDeletions.runOnce(); // finishes deletions interrupted by the last stop
-      metrics.register("storage.orphan.topics", (Gauge<Integer>) () -> topicDeletions.orphans().size());
       final PartitionLogs gauged = partitionLogs;
       metrics.register("storage.open.logs", (Gauge<Integer>) gauged::openLogCount);
       metrics.register("storage.open.files", (Gauge<Integer>) gauged::openFileCount);
@@ -177,7 +174,12 @@ public final class TalosServer implements AutoCloseable {
             store instanceof CachingMetadataStore c ? c : null, clock);
         this.clusterView = new MembershipClusterView(clusterNode); // /ops/nodes, owners, drain
       }
-      Topics topics = new Topics(clusterNode != null ? clusterNode.broadcasting(store) : store);
+      MetadataStore topicStore = clusterNode != null ? clusterNode.broadcasting(store) : store;
+      // Deletions go through the broadcasting store too: other nodes drop the topic and close its logs.
+      TopicDeletions topicDeletions = new TopicDeletions(topicStore, partitionLogs, clock);
+      topicDeletions.runOnce(); // finishes deletions interrupted by the last stop
+      metrics.register("storage.orphan.topics", (Gauge<Integer>) () -> topicDeletions.orphans().size());
+      Topics topics = new Topics(topicStore);
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
           new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
               config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
