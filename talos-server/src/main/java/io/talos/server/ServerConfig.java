@@ -397,7 +397,7 @@ public final class ServerConfig extends TalosConfig {
       .define(CLUSTER_ASSIGNMENT_VNODES_PER_CAPACITY, Type.INT, 256, Validator.between(1, 4096),
           "cluster.enabled: virtual nodes on the hash ring per unit of cluster.node.capacity; more spread partitions more evenly. Must be the same on every node.")
       .define(CLUSTER_DRAIN_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(0, 3_600_000),
-          "cluster.enabled: a clean shutdown (or bin/talos cluster drain) marks the node DRAINING, waits at most this long for in-flight requests of the partitions it gives up, then stops, in ms.")
+          "cluster.enabled: a clean shutdown (or bin/talos cluster drain) marks the node DRAINING (new requests for its partitions are refused), waits at most this long for the requests it already accepted (queued or running) to be answered, then gives its partitions up, in ms.")
       .section("Cluster peer port (forwarding between nodes)")
       .define(CLUSTER_PEER_HOST, Type.STRING, "0.0.0.0", Validator.nonEmpty(),
           "Interface the peer port listens on; other nodes forward requests for partitions this node owns to it.")

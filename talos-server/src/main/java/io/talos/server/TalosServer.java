@@ -159,11 +159,6 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.tail.cache.bytes", (Gauge<Long>) tailCache::sizeBytes);
       metrics.register("storage.tail.cache.hits", (Gauge<Long>) tailCache::hits);
       metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
-      // A deleted topic's per-partition meters go with it: /metrics stops naming it, and its
-      // slots under ops.metrics.labels.max are free for live partitions.
-      TopicDeletions topicDeletions = new TopicDeletions(store, partitionLogs, clock, partitionMeters::removeTopic);
-      topicDeletions.runOnce(); // finishes deletions interrupted by the last stop
-      metrics.register("storage.orphan.topics", (Gauge<Integer>) () -> topicDeletions.orphans().size());
       final PartitionLogs gauged = partitionLogs;
       metrics.register("storage.open.logs", (Gauge<Integer>) gauged::openLogCount);
       metrics.register("storage.open.files", (Gauge<Integer>) gauged::openFileCount);
@@ -180,7 +175,12 @@ public final class TalosServer implements AutoCloseable {
             store instanceof CachingMetadataStore c ? c : null, clock);
         this.clusterView = new MembershipClusterView(clusterNode); // /ops/nodes, owners, drain
       }
-      Topics topics = new Topics(clusterNode != null ? clusterNode.broadcasting(store) : store);
+      MetadataStore topicStore = clusterNode != null ? clusterNode.broadcasting(store) : store;
+      // Deletions go through the broadcasting store too: other nodes drop the topic and close its logs.
+      TopicDeletions topicDeletions = new TopicDeletions(topicStore, partitionLogs, clock, partitionMeters::removeTopic);
+      topicDeletions.runOnce(); // finishes deletions interrupted by the last stop
+      metrics.register("storage.orphan.topics", (Gauge<Integer>) () -> topicDeletions.orphans().size());
+      Topics topics = new Topics(topicStore);
       MessageServiceHandler messageHandler = new MessageServiceHandler(topics, partitionLogs, clock,
           new MessageBlockValidator(MessageBlockValidator.Mode.valueOf(
               config.getString(ServerConfig.MESSAGE_BLOCK_VALIDATION).toUpperCase(Locale.ROOT)),
@@ -189,6 +189,17 @@ public final class TalosServer implements AutoCloseable {
           config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES), partitionMeters,
           new StorageFailureLog(clock, config.getLong(ServerConfig.STORAGE_FAILURE_LOG_INTERVAL_MS)));
       taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
+      if (clusterNode != null) {
+        TaskPool pool = taskPool;
+        clusterNode.drainWaitsFor(timeoutMs -> {
+          try {
+            return pool.awaitIdle(timeoutMs);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+        });
+      }
       Map<String, ApiHandler.Service> services = Map.of(
           "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
               new TopicServiceHandler(topics, partitionLogs, topicDeletions, clock, config.getInt(ServerConfig.TOPIC_PARTITIONS_MAX),
@@ -199,7 +210,7 @@ public final class TalosServer implements AutoCloseable {
           "message", new ApiHandler.Service(ErrorBoundary.wrap(MessageService.Iface.class, messageHandler, metrics),
               new MessageService.Processor<>(null).getProcessMapView()),
           "consumer", new ApiHandler.Service(ErrorBoundary.wrap(ConsumerService.Iface.class,
-              new ConsumerServiceHandler(topics, clock, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
+              new ConsumerServiceHandler(topics, config.getLong(ServerConfig.CONSUMER_LOCK_TTL_MS)), metrics),
               new ConsumerService.Processor<>(null).getProcessMapView()),
           "quota", new ApiHandler.Service(ErrorBoundary.wrap(QuotaService.Iface.class,
               new QuotaServiceHandler(store, QuotaLimits.from(config)), metrics),
@@ -284,6 +295,7 @@ public final class TalosServer implements AutoCloseable {
             config.getInt(ServerConfig.CLUSTER_PEER_CLIENT_PENDING_MAX), config.getBoolean(ServerConfig.CLUSTER_PEER_CLIENT_MERGE),
             config.getLong(ServerConfig.CLUSTER_PEER_CONNECT_TIMEOUT_MS), maxFrame), metrics);
         api.cluster(effectiveRouting, clients, config.getLong(ServerConfig.CLUSTER_PEER_REQUEST_TIMEOUT_MS));
+        if (clusterNode != null) clusterNode.onMembersChanged(clients::retainMembers);
         peers = new PeerServer(config.getString(ServerConfig.CLUSTER_PEER_HOST), config.getInt(ServerConfig.CLUSTER_PEER_PORT),
             config.getInt(ServerConfig.CLUSTER_PEER_SERVER_THREADS), maxFrame,
             config.getLong(ServerConfig.CLUSTER_PEER_HANDSHAKE_TIMEOUT_MS), secret, api, metrics);
@@ -710,6 +722,16 @@ public final class TalosServer implements AutoCloseable {
    */
   public PartitionRouting routing() {
     return routing;
+  }
+
+  /** This node's partition logs. */
+  PartitionLogs partitionLogs() {
+    return logs;
+  }
+
+  /** The task pool every API call (local or forwarded here) runs in; tests queue their own tasks. */
+  TaskPool taskPool() {
+    return pool;
   }
 
   /** This node's part in the cluster, or null without cluster.enabled. */

@@ -14,7 +14,18 @@ import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicTalosResourceName;
+import io.talos.server.metadata.PartitionLock;
+import io.talos.thrift.ConsumeUnit;
+import io.talos.thrift.ConsumerService;
+import io.talos.thrift.CheckPoint;
+import io.talos.thrift.LockPartitionRequest;
+import io.talos.thrift.LockWorkerRequest;
+import io.talos.thrift.QueryWorkerRequest;
+import io.talos.thrift.UpdateOffsetRequest;
+import io.talos.thrift.QueryOffsetRequest;
 import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -70,6 +81,11 @@ class ClusterTest {
 
   /** Three nodes of a new cluster, every one seeing all three. */
   private static List<TalosServer> startNodes(Path tmp, String... extra) throws Exception {
+    return startNodes(tmp, List.of(Clock.systemUTC(), Clock.systemUTC(), Clock.systemUTC()), extra);
+  }
+
+  /** As {@link #startNodes(Path, String...)}, node i reading time from {@code clocks.get(i)}. */
+  private static List<TalosServer> startNodes(Path tmp, List<Clock> clocks, String... extra) throws Exception {
     String name = "c" + CLUSTERS.incrementAndGet();
     List<TalosServer> nodes = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
@@ -86,7 +102,8 @@ class ClusterTest {
           ServerConfig.CLUSTER_PEER_SECRET, "cluster-test-peer-secret",
           "hbase.client.retries.number", "3"));
       kv.addAll(List.of(extra));
-      nodes.add(TestServers.start(tmp.resolve("n" + i), kv.toArray(String[]::new)));
+      nodes.add(TalosServer.start(new ServerConfig(TestServers.props(tmp.resolve("n" + i), kv.toArray(String[]::new))),
+          clocks.get(i)));
     }
     long deadline = System.currentTimeMillis() + 20_000;
     while (nodes.stream().anyMatch(n -> n.cluster().routing().assignment().view().nodes().size() != 3)) {
@@ -351,9 +368,171 @@ class ClusterTest {
       putAsIfAlone(nodes.get(1), withoutA, tap, "new1", acked);
       SortedMap<Long, String> read = viaN1.readAll(tap, 0);
       assertEquals(acked, read, "every acknowledged message, in order, and nothing else");
+      nodes.get(1).cluster().routing().apply(full);
+
+      // Grown through node 0: every other node serves the new partitions within 1 s.
+      RawApi via0 = RestartTest.api(nodes.get(0));
+      via0.call("topic", "changeTopicAttribute", new io.talos.thrift.TopicService.changeTopicAttribute_args(
+          new io.talos.thrift.ChangeTopicAttributeRequest(trn, new io.talos.thrift.TopicAttribute().setPartitionNumber(12))),
+          new io.talos.thrift.TopicService.changeTopicAttribute_result());
+      long grown = System.currentTimeMillis();
+      for (TalosServer n : nodes.subList(1, 3)) {
+        while (true) {
+          try {
+            RestartTest.api(n).put(new TopicAndPartition("ddl", trn, 11), List.of("grown"));
+            break;
+          } catch (GalaxyTalosException e) {
+            assertTrue(System.currentTimeMillis() - grown < 1_000, "node " + n.routing().localNode().id()
+                + " did not serve partition 11 within 1 s: " + e.getErrorCode() + " " + e.getErrMsg());
+            Thread.sleep(5);
+          }
+        }
+      }
+      System.out.println("ClusterTest: a grown topic was served by the other nodes after "
+          + (System.currentTimeMillis() - grown) + " ms");
+
+      // Deleted through node 0: every other node refuses it within 1 s and closes its logs.
+      TalosServer holder = nodes.stream().filter(n -> n.cluster().owned().ownedCount() > 0 && n != nodes.get(0))
+          .findFirst().orElseThrow();
+      String res = trn.getTopicTalosResourceName();
+      via0.call("topic", "deleteTopic", new io.talos.thrift.TopicService.deleteTopic_args(
+          new io.talos.thrift.DeleteTopicRequest(trn)), new io.talos.thrift.TopicService.deleteTopic_result());
+      long deleted = System.currentTimeMillis();
+      for (TalosServer n : nodes.subList(1, 3)) {
+        while (true) {
+          try {
+            RestartTest.api(n).put(new TopicAndPartition("ddl", trn, 0), List.of("after delete"));
+          } catch (GalaxyTalosException e) {
+            if (e.getErrorCode() == ErrorCode.TOPIC_NOT_EXIST) break;
+          }
+          assertTrue(System.currentTimeMillis() - deleted < 1_000, "node " + n.routing().localNode().id()
+              + " still served the deleted topic after 1 s");
+          Thread.sleep(5);
+        }
+      }
+      while (holder.cluster().owned().ownedCount() > 0) {
+        assertTrue(System.currentTimeMillis() - deleted < 1_000, "the deleted topic's logs stayed open on "
+            + holder.routing().localNode().id());
+        Thread.sleep(5);
+      }
+      for (int p = 0; p < 12; p++) assertTrue(!holder.partitionLogs().isOpen(res, p), "log " + p + " closed");
     } finally {
       closeAll(nodes);
     }
+  }
+
+  private static List<Integer> lockPartition(TalosServer node, TopicTalosResourceName trn, String worker, int partition)
+      throws Exception {
+    ConsumeUnit unit = new ConsumeUnit("group", trn, List.of(partition), worker);
+    RestartTest.api(node).call("consumer", "lockWorker", new ConsumerService.lockWorker_args(new LockWorkerRequest(unit)),
+        new ConsumerService.lockWorker_result());
+    return RestartTest.api(node).call("consumer", "lockPartition",
+        new ConsumerService.lockPartition_args(new LockPartitionRequest(unit)),
+        new ConsumerService.lockPartition_result()).getSuccess().getSuccessPartitions();
+  }
+
+  private static ConsumerService.updateOffset_result updateOffset(TalosServer node, TopicTalosResourceName trn,
+      String worker, int partition, long offset) throws Exception {
+    TopicAndPartition tap = new TopicAndPartition(trn.getTopicTalosResourceName().split("#")[1], trn, partition);
+    return RestartTest.api(node).call("consumer", "updateOffset", new ConsumerService.updateOffset_args(
+        new UpdateOffsetRequest(new CheckPoint("group", tap, offset, worker))), new ConsumerService.updateOffset_result());
+  }
+
+  /**
+   * Nodes whose clocks are 10 minutes ahead, 30 s behind and right: every one judges the group's
+   * locks alike (by the store's time), a node ahead takes no live lock over, and a commit of a
+   * worker whose lock was taken over is refused, through any node, however late it arrives.
+   */
+  @Test
+  void shouldJudgeConsumerLocksByTheStoresTimeAndFenceASupersededWorkersCommit(@TempDir Path tmp) throws Exception {
+    long ttlMs = 1_500;
+    List<TalosServer> nodes = startNodes(tmp, List.of(Clock.offset(Clock.systemUTC(), Duration.ofMinutes(10)),
+        Clock.offset(Clock.systemUTC(), Duration.ofSeconds(-30)), Clock.systemUTC()),
+        ServerConfig.CONSUMER_LOCK_TTL_MS, Long.toString(ttlMs), ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS, "60000");
+    try {
+      TalosServer ahead = nodes.get(0);
+      TalosServer behind = nodes.get(1);
+      TopicTalosResourceName trn = RestartTest.api(behind).createTopic("groups", 2);
+      assertEquals(List.of(0), lockPartition(behind, trn, "a", 0));
+      // A node 10 minutes ahead would judge a's lock long expired by its own clock; by the store's it is live.
+      assertEquals(List.of(), lockPartition(ahead, trn, "b", 0));
+      Map<String, List<Integer>> workers = RestartTest.api(ahead).call("consumer", "queryWorker",
+          new ConsumerService.queryWorker_args(new QueryWorkerRequest("group", trn)),
+          new ConsumerService.queryWorker_result()).getSuccess().getWorkerMap();
+      assertEquals(List.of(0), workers.get("a"), "a is live with its lock on the node ahead: " + workers);
+      // a commits through the node ahead and the one behind.
+      assertTrue(updateOffset(ahead, trn, "a", 0, 10).getSuccess().isSuccess());
+      assertTrue(updateOffset(behind, trn, "a", 0, 11).getSuccess().isSuccess());
+      PartitionLock held = ahead.metadata().partitionLocks("group", trn.getTopicTalosResourceName()).get(0);
+
+      // a stops renewing; once the lock expired by the store's time b takes it, under a newer token.
+      long deadline = System.currentTimeMillis() + 10 * ttlMs;
+      do {
+        assertTrue(System.currentTimeMillis() < deadline, "b never got the expired lock");
+        // A signed request repeated within its second is refused as a replay: each try in a new second.
+        Thread.sleep(1_005 - System.currentTimeMillis() % 1_000);
+      } while (lockPartition(ahead, trn, "b", 0).isEmpty());
+      PartitionLock taken = ahead.metadata().partitionLocks("group", trn.getTopicTalosResourceName()).get(0);
+      assertEquals("b", taken.workerId());
+      assertTrue(taken.fencingToken() > held.fencingToken(), held + " then " + taken);
+      // a's commit arrives late, through each node: refused with a clear error, the offset untouched.
+      for (TalosServer node : nodes) {
+        ConsumerService.updateOffset_result late = updateOffset(node, trn, "a", 0, 12);
+        assertNotNull(late.getE(), "late commit through " + node.routing().localNode().id() + " refused");
+        assertEquals(ErrorCode.LOCK_VALUE_NOT_EXPECTED, late.getE().getErrorCode());
+        assertTrue(late.getE().getErrMsg().contains("fencing token " + taken.fencingToken()), late.getE().getErrMsg());
+      }
+      assertEquals(11, RestartTest.api(behind).call("consumer", "queryOffset", new ConsumerService.queryOffset_args(
+          new QueryOffsetRequest("group", new TopicAndPartition("groups", trn, 0))),
+          new ConsumerService.queryOffset_result()).getSuccess().getMsgOffset());
+      assertTrue(updateOffset(behind, trn, "b", 0, 20).getSuccess().isSuccess());
+
+      // A clean shutdown's drain waits for the tasks already accepted (here one the test holds).
+      java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+      AtomicBoolean ran = new AtomicBoolean();
+      assertEquals(io.talos.server.scheduling.Admission.ACCEPTED, behind.taskPool().submit(new HeldTask(release, ran)));
+      Thread drainer = new Thread(() -> behind.cluster().drain(), "cluster-test-drain");
+      drainer.start();
+      Thread.sleep(300);
+      assertTrue(!behind.cluster().drained().isDone(), "the drain waits for the task in flight");
+      release.countDown();
+      behind.cluster().drained().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertTrue(ran.get(), "the task in flight finished before the drain released the partitions");
+      drainer.join();
+    } finally {
+      closeAll(nodes);
+    }
+  }
+
+  /** A pool task that runs until {@code release} opens. */
+  private record HeldTask(java.util.concurrent.CountDownLatch release, AtomicBoolean ran)
+      implements io.talos.server.scheduling.Task {
+    @Override
+    public Object key() {
+      return "held";
+    }
+
+    @Override
+    public int priority() {
+      return 0;
+    }
+
+    @Override
+    public long deadlineMs() {
+      return NO_DEADLINE;
+    }
+
+    @Override
+    public void run() throws Exception {
+      release.await();
+      ran.set(true);
+    }
+
+    @Override
+    public void expire() {}
+
+    @Override
+    public void fail(Throwable cause) {}
   }
 
   private static Object hbaseStore(TalosServer server) {

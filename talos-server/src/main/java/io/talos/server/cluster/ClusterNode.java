@@ -3,6 +3,7 @@ package io.talos.server.cluster;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.talos.server.ServerConfig;
 import io.talos.server.metadata.CachingMetadataStore;
 import io.talos.server.metadata.MetadataStore;
 import io.talos.server.metadata.PartitionOwnerEpochs;
@@ -11,6 +12,10 @@ import io.talos.server.storage.PartitionLogs;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.LongPredicate;
+import java.util.stream.Collectors;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -44,6 +49,10 @@ public final class ClusterNode implements AutoCloseable {
   private volatile TopicChangeBroadcast broadcast;
   private volatile MembershipView lastObserved = MembershipView.EMPTY;
   private volatile boolean closed;
+  /** Told the members' ids after every applied view (the peer client pools of departed nodes close). */
+  private volatile Consumer<Set<String>> membersListener = ids -> { };
+  /** Waits up to the given ms for the requests in flight to finish; true if they did. */
+  private volatile LongPredicate inFlightDone = timeoutMs -> true;
 
   /**
    * @param self this node until {@link #join} says how it registers
@@ -114,9 +123,38 @@ public final class ClusterNode implements AutoCloseable {
     try {
       broadcast = new TopicChangeBroadcast(membership.client(), settings.zookeeperRoot(), executor, () -> {
         if (cache != null) cache.invalidateTopics();
+        releaseDeletedTopics();
       });
     } catch (Exception e) {
       throw new IOException("cannot watch the cluster's topic version: " + e, e);
+    }
+  }
+
+  /**
+   * {@code listener} is told the ids of the members in the applied assignment (departed nodes
+   * included while the reassign delay keeps them) after every change, on the cluster thread.
+   */
+  public void onMembersChanged(Consumer<Set<String>> listener) {
+    this.membersListener = listener;
+  }
+
+  /**
+   * What {@link #drain} waits for before it gives the partitions up: {@code inFlightDone} waits at
+   * most the ms it is given for the requests this node accepted (queued or running) to be
+   * answered, and says whether they were.
+   */
+  public void drainWaitsFor(LongPredicate inFlightDone) {
+    this.inFlightDone = inFlightDone;
+  }
+
+  /** After a topic change: the logs of topics deleted through any node are closed here too. */
+  private void releaseDeletedTopics() {
+    if (owned.ownedCount() == 0) return;
+    try {
+      owned.releaseDeletedTopics(store.topics().stream().map(TopicRecord::resourceName)
+          .collect(Collectors.toUnmodifiableSet()));
+    } catch (RuntimeException e) {
+      LOG.warn("Could not list topics after a topic change; logs of deleted topics close when idle", e);
     }
   }
 
@@ -127,6 +165,12 @@ public final class ClusterNode implements AutoCloseable {
     quotaShare.apply(view);
     long due = routing.apply(view);
     owned.reconcile();
+    try {
+      membersListener.accept(routing.assignment().view().nodes().stream().map(NodeInfo::id)
+          .collect(Collectors.toUnmodifiableSet()));
+    } catch (RuntimeException e) {
+      LOG.warn("A membership listener failed", e);
+    }
     if (due > 0) {
       long waitMs = Math.max(1, due - System.currentTimeMillis());
       executor.schedule(() -> viewChanged(lastObserved), waitMs, TimeUnit.MILLISECONDS);
@@ -154,9 +198,10 @@ public final class ClusterNode implements AutoCloseable {
 
   /**
    * Clean shutdown's first half (DelayRemoved): stops serving this node's partitions at once
-   * (PARTITION_NOT_SERVING, retriable), announces DRAINING so the others take them over without the
-   * reassign delay, and releases them (each log closed after its append under way). Completes
-   * {@link #drained()}. Idempotent.
+   * (new requests for them: PARTITION_NOT_SERVING, retriable), announces DRAINING so the others take
+   * them over without the reassign delay, waits up to {@code cluster.drain.timeout.ms} for the
+   * requests already accepted (queued or running) to be answered, and releases the partitions (each
+   * log closed after its append under way). Completes {@link #drained()}. Idempotent.
    */
   public void drain() {
     synchronized (drained) {
@@ -170,8 +215,16 @@ public final class ClusterNode implements AutoCloseable {
           LOG.warn("Could not announce DRAINING; others take the partitions over after the reassign delay", e);
         }
       }
+      long waitStart = System.nanoTime();
+      boolean done = inFlightDone.test(settings.drainTimeoutMs());
+      long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - waitStart);
+      if (!done) {
+        LOG.warn("Requests still in flight after {} ms ({}); giving the partitions up anyway",
+            waitedMs, ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS);
+      }
       int released = owned.reconcile();
-      LOG.info("Node {} drained: released {} partitions", routing.localNode().id(), released);
+      LOG.info("Node {} drained: waited {} ms for requests in flight, released {} partitions",
+          routing.localNode().id(), waitedMs, released);
       drained.complete(null);
     }
   }

@@ -122,6 +122,25 @@ public final class OwnedPartitions implements PartitionWriteGate {
     return released;
   }
 
+  /**
+   * Releases (closes the logs of) every held partition of a topic incarnation not in {@code
+   * liveResourceNames}: a topic deleted through another node. The assignment hashes names, so it
+   * would keep such partitions here. @return how many
+   */
+  public int releaseDeletedTopics(java.util.Set<String> liveResourceNames) {
+    int released = 0;
+    for (Key key : new ArrayList<>(owned.keySet())) {
+      if (liveResourceNames.contains(key.topicResourceName())) continue;
+      synchronized (lock(key)) {
+        if (owned.remove(key) == null) continue;
+        logs.release(key.topicResourceName(), key.partitionId());
+        released++;
+      }
+    }
+    if (released > 0) LOG.info("Released {} partitions of deleted topics", released);
+    return released;
+  }
+
   /** Partitions taken over and held now. */
   public int ownedCount() {
     return owned.size();

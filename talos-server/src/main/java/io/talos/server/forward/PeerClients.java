@@ -2,13 +2,16 @@ package io.talos.server.forward;
 
 import com.codahale.metrics.MetricRegistry;
 import io.talos.server.cluster.NodeInfo;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The forwarding side of this node: one {@link PeerClient} per peer, made on first use and
- * replaced when the peer's peer endpoint changes (a restarted node on a new port).
+ * The forwarding side of this node: one {@link PeerClient} per peer, made on first use,
+ * replaced when the peer's peer endpoint changes (a restarted node on a new port), and closed
+ * (connections and I/O threads) when the peer leaves the membership ({@link #retainMembers}).
  *
  * <p>Thread-safe.
  */
@@ -43,6 +46,31 @@ public final class PeerClients implements AutoCloseable {
     });
     metrics.meter("forward.sent").mark();
     return client.send(request, timeoutMs);
+  }
+
+  /**
+   * Closes the pool of every peer not in {@code memberIds} (a node that left the cluster): its
+   * requests still waiting fail UNAVAILABLE (retriable). A later forward to such a node (it came
+   * back) makes a new pool.
+   *
+   * @return how many pools were closed
+   */
+  public int retainMembers(Set<String> memberIds) {
+    int closedPools = 0;
+    for (String id : List.copyOf(clients.keySet())) {
+      if (memberIds.contains(id)) continue;
+      PeerClient removed = clients.remove(id);
+      if (removed != null) {
+        removed.close();
+        closedPools++;
+      }
+    }
+    return closedPools;
+  }
+
+  /** Peers with a client pool now, sorted. */
+  public java.util.SortedSet<String> peers() {
+    return new java.util.TreeSet<>(clients.keySet());
   }
 
   @Override

@@ -198,9 +198,14 @@ public final class CachingMetadataStore implements MetadataStore {
 
   @Override
   public boolean commitOffset(String group, String topicResourceName, int partitionId,
-      String workerId, long offset, long nowMs, long ttlMs) {
-    return delegate.commitOffset(group, topicResourceName, partitionId, workerId, offset, nowMs,
-        ttlMs);
+      String workerId, long fencingToken, long offset, long nowMs, long ttlMs) {
+    return delegate.commitOffset(group, topicResourceName, partitionId, workerId, fencingToken,
+        offset, nowMs, ttlMs);
+  }
+
+  @Override
+  public long timeMs() {
+    return delegate.timeMs();
   }
 
   @Override

@@ -29,6 +29,7 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -100,7 +101,10 @@ import org.slf4j.LoggerFactory;
  *   <li><b>replaceTopic</b>: conditional put of the record on its exact previous bytes.
  *   <li><b>lockPartition / unlockPartition / commitOffset</b>: conditional on the exact lock
  *   cell read; commitOffset writes the offset cell in the same row iff the lock cell is
- *   unchanged, so it is atomic with the holder check.
+ *   unchanged, so it is atomic with the holder and fencing-token check. A new holder's token
+ *   is one above the larger of the lock's and the cell {@code k/<group>/<partition>} (the last
+ *   token issued, kept when the lock is released); both are written in the lock's one
+ *   conditional put.
  *   <li><b>claimPartitionOwner</b>: conditional put of the next owner epoch on the exact cell
  *   read (or its absence); see {@link PartitionOwnerEpochs}.
  *   <li><b>raisePartitionNextOffset</b>: conditional put of the higher offset on the exact cell
@@ -122,8 +126,12 @@ import org.slf4j.LoggerFactory;
  * Every conditional change is one row mutation, so none is ever half applied.
  *
  * <h2>Time</h2>
- * Never read here: expiry is judged by the {@code nowMs} and {@code ttlMs} callers pass (the
- * calling node's clock); HBase cell timestamps play no part in it.
+ * {@link #timeMs} is HBase's time: one {@code Increment} of the cell {@code clock/t} of {@code
+ * meta}, whose new cell timestamp the region server assigns; HBase gives an incremented cell a
+ * timestamp above the one it had, so this time never goes backwards, even when the region moves
+ * to a region server whose clock is behind. Every node serving consumer groups reads it and
+ * passes it as {@code nowMs}: expiry compares times of this one clock only, never two nodes'
+ * clocks. Otherwise cell timestamps play no part in decisions.
  *
  * <p>Thread-safe: one HBase {@link Connection} is shared; a {@link Table} is taken per call.
  */
@@ -147,6 +155,8 @@ public final class HBaseMetadataStore implements MetadataStore, PartitionOwnerEp
   static final byte[] COL_CREDENTIAL = bytes("c");
   static final byte[] COL_TOMBSTONE = bytes("d");
   static final byte[] COL_USER_QUOTA = bytes("q");
+  static final byte[] ROW_CLOCK = bytes("clock");
+  static final byte[] COL_CLOCK = bytes("t");
   static final String USER_QUOTA_ROW_PREFIX = "~quota/";
 
   /** How long {@link #open} waits for a table another node is creating to become available. */
@@ -567,25 +577,59 @@ public final class HBaseMetadataStore implements MetadataStore, PartitionOwnerEp
   }
 
   @Override
+  public long timeMs() {
+    String what = "timeMs (increment of " + string(ROW_CLOCK) + "/" + string(COL_CLOCK) + ")";
+    checkOpen();
+    try (Table meta = connection.getTable(metaTable)) {
+      Result r = meta.increment(new Increment(ROW_CLOCK).addColumn(FAMILY, COL_CLOCK, 1));
+      Cell cell = r.getColumnLatestCell(FAMILY, COL_CLOCK);
+      if (cell == null) throw new MetadataException(what + " returned no cell", null);
+      return cell.getTimestamp();
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
+  }
+
+  @Override
   public boolean lockPartition(String group, String topicResourceName, int partitionId,
       String workerId, long nowMs, long ttlMs) {
     Objects.requireNonNull(workerId, "workerId");
     byte[] row = row(topicResourceName);
     byte[] qualifier = partitionQualifier('l', group, partitionId);
-    byte[] value = bytes(MetadataCodec.encodeLock(workerId, nowMs));
+    byte[] tokenQualifier = partitionQualifier('k', group, partitionId);
     String what = "lockPartition " + topicResourceName + " " + string(qualifier);
-    return compareAndSet(what, topicsTable, row, qualifier, (stored, unknown) -> {
-      if (Arrays.equals(stored, value)) {
-        return CasStep.done(true); // already ours at nowMs (e.g. an earlier attempt of this call landed)
-      }
-      if (stored != null) {
-        PartitionLock current = MetadataCodec.decodeLock("lock " + what, partitionId, string(stored));
-        if (!current.workerId().equals(workerId) && !current.expired(nowMs, ttlMs)) {
-          return CasStep.done(false);
+    checkOpen();
+    try (Table topics = connection.getTable(topicsTable)) {
+      for (int round = 0; round < MAX_CAS_ROUNDS; round++) {
+        // One get of one row: the lock and the last token as of one instant.
+        Result r = topics.get(new Get(row).addColumn(FAMILY, qualifier).addColumn(FAMILY, tokenQualifier));
+        byte[] stored = r.getValue(FAMILY, qualifier);
+        PartitionLock current = stored == null ? null
+            : MetadataCodec.decodeLock("lock " + what, partitionId, string(stored));
+        Put put = new Put(row);
+        if (current != null && current.workerId().equals(workerId)) {
+          if (current.lastRenewMs() == nowMs) return true; // also an earlier attempt of this call that landed
+          put.addColumn(FAMILY, qualifier, bytes(MetadataCodec.encodeLock(workerId, nowMs, current.fencingToken())));
+        } else {
+          if (current != null && !current.expired(nowMs, ttlMs)) return false;
+          // After an attempt of unknown outcome, a landed one shows as our lock (the branch above):
+          // only this worker releases it, and a takeover needs the ttl to pass.
+          byte[] last = r.getValue(FAMILY, tokenQualifier);
+          long previous = Math.max(current == null ? 0 : current.fencingToken(),
+              last == null ? 0 : MetadataCodec.decodeLockToken("lock token " + what, string(last)));
+          long token = previous + 1;
+          put.addColumn(FAMILY, qualifier, bytes(MetadataCodec.encodeLock(workerId, nowMs, token)))
+              .addColumn(FAMILY, tokenQualifier, bytes(MetadataCodec.encodeLockToken(token)));
         }
+        CheckAndMutate.Builder cas = CheckAndMutate.newBuilder(row);
+        cas = stored == null ? cas.ifNotExists(FAMILY, qualifier) : cas.ifEquals(FAMILY, qualifier, stored);
+        if (Boolean.TRUE.equals(tryCas(topics, cas.build(put)))) return true;
+        // false: another writer won, null: unknown outcome; the next read decides either way
       }
-      return CasStep.write(new Put(row).addColumn(FAMILY, qualifier, value), true);
-    });
+      throw contended(what);
+    } catch (IOException e) {
+      throw failed(what, e);
+    }
   }
 
   @Override
@@ -615,7 +659,7 @@ public final class HBaseMetadataStore implements MetadataStore, PartitionOwnerEp
 
   @Override
   public boolean commitOffset(String group, String topicResourceName, int partitionId,
-      String workerId, long offset, long nowMs, long ttlMs) {
+      String workerId, long fencingToken, long offset, long nowMs, long ttlMs) {
     Objects.requireNonNull(workerId, "workerId");
     byte[] row = row(topicResourceName);
     byte[] lockQualifier = partitionQualifier('l', group, partitionId);
@@ -631,7 +675,8 @@ public final class HBaseMetadataStore implements MetadataStore, PartitionOwnerEp
         byte[] stored = r.getValue(FAMILY, lockQualifier);
         PartitionLock lock = stored == null ? null
             : MetadataCodec.decodeLock("lock " + what, partitionId, string(stored));
-        if (lock == null || !lock.workerId().equals(workerId) || lock.expired(nowMs, ttlMs)) {
+        if (lock == null || !lock.workerId().equals(workerId) || lock.fencingToken() != fencingToken
+            || lock.expired(nowMs, ttlMs)) {
           if (unknown && Arrays.equals(r.getValue(FAMILY, offsetQualifier), value)) {
             // An attempt whose outcome was unknown may have committed before the lock moved.
             throw unknownOutcome(what, null);

@@ -21,7 +21,9 @@ import java.util.TreeMap;
  * quota       {"v":1,"spaceBytes":-1,"putRequestsPerSec":-1,"getRequestsPerSec":-1,
  *              "putBytesPerSec":1048576,"getBytesPerSec":-1,"topicCount":-1}   (-1: no limit)
  * worker      {"v":1,"lastRegisterMs":1700000000000}
- * lock        {"v":1,"workerId":"w-1","lastRenewMs":1700000000000}
+ * lock        {"v":1,"workerId":"w-1","lastRenewMs":1700000000000,"token":7}
+ *              (token: the lock's fencing token; absent in locks written before tokens: 0)
+ * lock token  {"v":1,"token":7}   (the last fencing token issued for a partition lock)
  * offset      {"v":1,"offset":1234}
  * credential  {"v":1,"secretKeyId":"AK1","secretKey":"...","ownerId":"alice","admin":false,
  *              "createdMs":..,"rotatedMs":..,"previousSecretKey":"...","previousSecretExpiresMs":..,
@@ -135,18 +137,32 @@ final class MetadataCodec {
     return longValue(what, read(what, text, shown), "lastRegisterMs", shown);
   }
 
-  static String encodeLock(String workerId, long lastRenewMs) {
+  static String encodeLock(String workerId, long lastRenewMs, long fencingToken) {
     ObjectNode node = newValue();
     node.put("workerId", workerId);
     node.put("lastRenewMs", lastRenewMs);
+    node.put("token", fencingToken);
     return write(node);
   }
 
   static PartitionLock decodeLock(String what, int partitionId, String text) {
     String shown = abbreviate(text);
     JsonNode node = read(what, text, shown);
+    // Locks written before fencing tokens existed have none: token 0, below every issued one.
+    long token = node.has("token") ? longValue(what, node, "token", shown) : 0;
     return new PartitionLock(partitionId, text(what, node, "workerId", shown),
-        longValue(what, node, "lastRenewMs", shown));
+        longValue(what, node, "lastRenewMs", shown), token);
+  }
+
+  static String encodeLockToken(long token) {
+    ObjectNode node = newValue();
+    node.put("token", token);
+    return write(node);
+  }
+
+  static long decodeLockToken(String what, String text) {
+    String shown = abbreviate(text);
+    return longValue(what, read(what, text, shown), "token", shown);
   }
 
   static String encodeOffset(long offset) {

@@ -17,8 +17,9 @@ import java.util.OptionalLong;
  *   (create-if-absent, compare-and-set, lock-if-free) are single atomic operations, never
  *   read-then-write.
  *   <li>A method that returned has made its change durable (survives a crash of the process).
- *   <li>Time is never read from a clock here: expiry decisions take the caller's {@code nowMs}
- *   and {@code ttlMs}, so all nodes judge by the server clock they pass and tests can step time.
+ *   <li>Expiry decisions take the caller's {@code nowMs} and {@code ttlMs} (tests step time that
+ *   way). In a server, {@code nowMs} is always {@link #timeMs()}, the store's own time, never a
+ *   node's clock: nodes whose clocks disagree still judge every registration and lock alike.
  *   <li>Consumer state is keyed by the topic's resource name (ownerId#name#suffix), so a deleted
  *   and re-created topic of the same name starts with no workers, locks or offsets.
  *   <li>Failures of the backing store surface as {@link MetadataException}; a failed call leaves
@@ -60,6 +61,14 @@ public interface MetadataStore extends AutoCloseable {
 
   // ---- consumer groups ----------------------------------------------------------------------
 
+  /**
+   * The store's own time, in ms: the one time base of consumer-group expiry (worker
+   * registrations, partition locks) for every node sharing the store, so no two nodes' clocks are
+   * ever compared. Never goes backwards. It may cost a round trip to the store (HBase: one
+   * increment, whose cell timestamp the region server assigns).
+   */
+  long timeMs();
+
   /** Registers the worker or refreshes its registration to {@code nowMs}. */
   void registerWorker(String group, String topicResourceName, String workerId, long nowMs);
 
@@ -72,7 +81,9 @@ public interface MetadataStore extends AutoCloseable {
   /**
    * Takes or refreshes the lock of one partition for {@code workerId} iff the lock is free, held
    * by the same worker, or expired ({@code lastRenewMs + ttlMs <= nowMs}). On success the lock's
-   * renewal time becomes {@code nowMs}.
+   * renewal time becomes {@code nowMs}. A worker that did not hold the lock (it was free, expired
+   * under another worker, or released) gets a new fencing token, greater than every token issued
+   * for this partition lock before (releases included); a refresh by the holder keeps its token.
    *
    * @return true if {@code workerId} holds the lock afterwards
    */
@@ -87,12 +98,14 @@ public interface MetadataStore extends AutoCloseable {
 
   /**
    * Commits {@code offset} iff {@code workerId} holds a live (unexpired at {@code nowMs}) lock on
-   * the partition.
+   * the partition under fencing token {@code fencingToken}, atomically with that check: a
+   * commit of a worker whose lock was taken over in between, even if that worker holds the lock
+   * again under a newer token, is refused.
    *
-   * @return false if the worker does not hold the lock
+   * @return false if the worker does not hold the lock under that token
    */
   boolean commitOffset(String group, String topicResourceName, int partitionId, String workerId,
-      long offset, long nowMs, long ttlMs);
+      long fencingToken, long offset, long nowMs, long ttlMs);
 
   /** Commits {@code offset} unconditionally (administrative reset). */
   void setOffset(String group, String topicResourceName, int partitionId, long offset);

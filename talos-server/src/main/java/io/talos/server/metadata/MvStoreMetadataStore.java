@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
  * meta          "schemaVersion"                           "1" (decimal text)
  * topics        name                                      topic JSON
  * workers       resourceName/group/workerId               {"v":1,"lastRegisterMs":..}
- * locks         resourceName/group/0000000007             {"v":1,"workerId":..,"lastRenewMs":..}
+ * locks         resourceName/group/0000000007             {"v":1,"workerId":..,"lastRenewMs":..,"token":..}
+ * lockTokens    resourceName/group/0000000007             {"v":1,"token":..}  (last fencing token issued)
  * offsets       resourceName/group/0000000007             {"v":1,"offset":..}
  * nextOffsets   resourceName/0000000007                   {"v":1,"offset":..}  (a partition log's next offset)
  * credentials   secretKeyId                               credential JSON
@@ -116,6 +117,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
   static final String MAP_TOPICS = "topics";
   static final String MAP_WORKERS = "workers";
   static final String MAP_LOCKS = "locks";
+  static final String MAP_LOCK_TOKENS = "lockTokens";
   static final String MAP_OFFSETS = "offsets";
   static final String MAP_CREDENTIALS = "credentials";
   /** Added without a schema version change: a file without it simply has no next offsets yet. */
@@ -145,6 +147,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private MVMap<String, String> topics;
   private MVMap<String, String> workers;
   private MVMap<String, String> locks;
+  private MVMap<String, String> lockTokens;
   private MVMap<String, String> offsets;
   private MVMap<String, String> credentials;
   private MVMap<String, String> nextOffsets;
@@ -160,6 +163,13 @@ public final class MvStoreMetadataStore implements MetadataStore {
   private long lastReopenNanos;
   /** Time source of the reopen spacing; tests step it. */
   private LongSupplier nanoTime = System::nanoTime;
+  /**
+   * The store's time ({@link #timeMs}): this process's clock, the only one that judges an embedded
+   * store's locks. Tests step it.
+   */
+  private LongSupplier wallMs = System::currentTimeMillis;
+  /** The last {@link #timeMs} answer, so it never goes backwards. */
+  private final java.util.concurrent.atomic.AtomicLong lastTimeMs = new java.util.concurrent.atomic.AtomicLong();
 
   private MvStoreMetadataStore(Path file, String filePrefix, MVStore store) {
     this.file = file;
@@ -173,6 +183,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
     this.topics = openMap(mvStore, MAP_TOPICS);
     this.workers = openMap(mvStore, MAP_WORKERS);
     this.locks = openMap(mvStore, MAP_LOCKS);
+    this.lockTokens = openMap(mvStore, MAP_LOCK_TOKENS);
     this.offsets = openMap(mvStore, MAP_OFFSETS);
     this.credentials = openMap(mvStore, MAP_CREDENTIALS);
     this.nextOffsets = openMap(mvStore, MAP_NEXT_OFFSETS);
@@ -381,6 +392,7 @@ public final class MvStoreMetadataStore implements MetadataStore {
       String prefix = topicPrefix(resourceName);
       removeWithPrefix(workers, prefix);
       removeWithPrefix(locks, prefix);
+      removeWithPrefix(lockTokens, prefix);
       removeWithPrefix(offsets, prefix);
       removeWithPrefix(nextOffsets, prefix);
       return true;
@@ -430,18 +442,41 @@ public final class MvStoreMetadataStore implements MetadataStore {
   }
 
   @Override
+  public long timeMs() {
+    long now = wallMs.getAsLong();
+    return lastTimeMs.accumulateAndGet(now, Math::max);
+  }
+
+  void wallClockForTest(LongSupplier wallMs) {
+    this.wallMs = wallMs;
+  }
+
+  /**
+   * The lock and, when the worker acquires it anew, the partition's next fencing token (in {@code
+   * lockTokens}, kept across releases), in one commit.
+   */
+  @Override
   public boolean lockPartition(String group, String topicResourceName, int partitionId,
       String workerId, long nowMs, long ttlMs) {
     Objects.requireNonNull(workerId, "workerId");
     String key = partitionKey(group, topicResourceName, partitionId);
-    String value = MetadataCodec.encodeLock(workerId, nowMs);
     return write("lockPartition " + key, () -> {
       PartitionLock current = storedLock(key, partitionId);
       if (current != null && !current.workerId().equals(workerId)
           && !current.expired(nowMs, ttlMs)) {
         return false;
       }
-      locks.put(key, value);
+      long token;
+      if (current != null && current.workerId().equals(workerId)) {
+        token = current.fencingToken();
+      } else {
+        String last = lockTokens.get(key);
+        long previous = Math.max(current == null ? 0 : current.fencingToken(),
+            last == null ? 0 : MetadataCodec.decodeLockToken("lock token " + key, last));
+        token = previous + 1;
+        lockTokens.put(key, MetadataCodec.encodeLockToken(token));
+      }
+      locks.put(key, MetadataCodec.encodeLock(workerId, nowMs, token));
       return true;
     });
   }
@@ -476,14 +511,14 @@ public final class MvStoreMetadataStore implements MetadataStore {
 
   @Override
   public boolean commitOffset(String group, String topicResourceName, int partitionId,
-      String workerId, long offset, long nowMs, long ttlMs) {
+      String workerId, long fencingToken, long offset, long nowMs, long ttlMs) {
     Objects.requireNonNull(workerId, "workerId");
     String key = partitionKey(group, topicResourceName, partitionId);
     String value = MetadataCodec.encodeOffset(offset);
     return write("commitOffset " + key, () -> {
       PartitionLock current = storedLock(key, partitionId);
       if (current == null || !current.workerId().equals(workerId)
-          || current.expired(nowMs, ttlMs)) {
+          || current.fencingToken() != fencingToken || current.expired(nowMs, ttlMs)) {
         return false;
       }
       offsets.put(key, value);

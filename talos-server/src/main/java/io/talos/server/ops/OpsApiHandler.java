@@ -262,7 +262,7 @@ public final class OpsApiHandler extends Handler.Abstract {
     out.put("name", group);
     ArrayNode topics = out.putArray("topics");
     long totalLag = 0;
-    long now = clock.millis();
+    long now = src.store().timeMs(); // lock expiry is judged by the store's time, as the consumer service does
     for (TopicRecord t : src.store().topics()) {
       if (!src.store().consumerGroups(t.resourceName()).contains(group)) continue;
       if (topics.size() >= listMax) {
@@ -281,7 +281,8 @@ public final class OpsApiHandler extends Handler.Abstract {
         if (lock == null) {
           o.putNull("worker");
         } else {
-          o.put("worker", lock.workerId()).put("lockExpired", lock.lastRenewMs() + lockTtlMs <= now);
+          o.put("worker", lock.workerId()).put("lockExpired", lock.expired(now, lockTtlMs))
+              .put("fencingToken", lock.fencingToken());
         }
         OptionalLong committed = src.store().committedOffset(group, t.resourceName(), p);
         if (committed.isPresent()) o.put("committedOffset", committed.getAsLong());

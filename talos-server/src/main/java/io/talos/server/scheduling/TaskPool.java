@@ -65,6 +65,8 @@ public final class TaskPool implements AutoCloseable {
   private final ConcurrentHashMap<Object, KeyState> keys = new ConcurrentHashMap<>();
   private final AtomicInteger waiting = new AtomicInteger();
   private volatile boolean closed;
+  /** Notified when the last task of the pool is answered ({@link #awaitIdle}). */
+  private final Object idle = new Object();
 
   /** A key's entry in the key table; mutated only inside that entry's {@code compute}. */
   private static final class KeyState {
@@ -266,10 +268,34 @@ public final class TaskPool implements AutoCloseable {
 
   /** {@code tasks} tasks of {@code key} have been answered: the key may move once none is left. */
   void release(Object key, int tasks) {
-    keys.computeIfPresent(key, (k, state) -> {
+    KeyState left = keys.computeIfPresent(key, (k, state) -> {
       state.tasks -= tasks;
       return state.tasks > 0 ? state : null;
     });
+    if (left == null && keys.isEmpty()) {
+      synchronized (idle) {
+        idle.notifyAll();
+      }
+    }
+  }
+
+  /**
+   * Waits until no task is waiting or running (every accepted task answered), at most {@code
+   * timeoutMs}. Tasks submitted meanwhile are waited for too. A clean shutdown's drain calls it
+   * after new requests are refused.
+   *
+   * @return true if the pool was idle in time
+   */
+  public boolean awaitIdle(long timeoutMs) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    synchronized (idle) {
+      while (!keys.isEmpty()) {
+        long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (leftMs <= 0) return false;
+        idle.wait(leftMs);
+      }
+      return true;
+    }
   }
 
   @Override

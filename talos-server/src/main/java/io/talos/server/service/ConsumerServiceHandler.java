@@ -11,6 +11,7 @@ import io.talos.thrift.ListConsumerGroupsRequest;
 import io.talos.thrift.ListConsumerGroupsResponse;
 import io.talos.thrift.TopicTalosResourceName;
 import io.talos.thrift.ConsumerService;
+import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.LockPartitionRequest;
 import io.talos.thrift.LockPartitionResponse;
@@ -25,7 +26,6 @@ import io.talos.thrift.RenewResponse;
 import io.talos.thrift.UnlockPartitionRequest;
 import io.talos.thrift.UpdateOffsetRequest;
 import io.talos.thrift.UpdateOffsetResponse;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,8 +34,18 @@ import java.util.TreeMap;
 /**
  * ConsumerService: consumer groups as the Talos SDK's TalosConsumer drives them. The server owns
  * the truth: a worker's registration and its partition locks live in the metadata store and
- * expire {@code lockTtlMs} after their last renewal, judged by this server's clock; offsets are
- * committed only by the worker holding a live lock on the partition.
+ * expire {@code lockTtlMs} after their last renewal, judged by the metadata store's own time
+ * ({@link MetadataStore#timeMs}), never by this node's clock: nodes of a cluster whose clocks
+ * disagree still agree on every lock. Offsets are committed only by the worker holding a live
+ * lock on the partition, under the lock's fencing token.
+ *
+ * <p><b>Fencing without a token on the wire.</b> SDK 2.0.2 sends no token with updateOffset, so
+ * the token is derived here: the one of the lock record the worker holds when the commit is read,
+ * and the store commits only if the lock still has that holder and token (one atomic
+ * conditional write). A commit of a worker whose lock was taken over is refused with
+ * LOCK_VALUE_NOT_EXPECTED naming the new holder and token, whenever it arrives. What a derived
+ * token cannot tell: a commit sent before a takeover that arrives only after the same worker took
+ * the lock back (a newer token) is accepted, as the worker then holds the lock.
  *
  * <p>Worker registrations and partition locks are keyed by the topic's resource name, so they
  * never leak into a re-created topic of the same name. Thread-safe: every state change is one
@@ -44,13 +54,11 @@ import java.util.TreeMap;
 public final class ConsumerServiceHandler extends BaseServiceHandler implements ConsumerService.Iface {
   private final Topics topics;
   private final MetadataStore metadata;
-  private final Clock clock;
   private final long lockTtlMs;
 
-  public ConsumerServiceHandler(Topics topics, Clock clock, long lockTtlMs) {
+  public ConsumerServiceHandler(Topics topics, long lockTtlMs) {
     this.topics = topics;
     this.metadata = topics.metadata();
-    this.clock = clock;
     this.lockTtlMs = lockTtlMs;
   }
 
@@ -58,7 +66,7 @@ public final class ConsumerServiceHandler extends BaseServiceHandler implements 
   public LockWorkerResponse lockWorker(LockWorkerRequest request) throws GalaxyTalosException {
     ConsumeUnit unit = unit(request == null ? null : request.getConsumeUnit());
     TopicRecord topic = topics.byResourceName(unit.getTopicTalosResourceName());
-    metadata.registerWorker(unit.getConsumerGroup(), topic.resourceName(), unit.getWorkerId(), clock.millis());
+    metadata.registerWorker(unit.getConsumerGroup(), topic.resourceName(), unit.getWorkerId(), metadata.timeMs());
     return new LockWorkerResponse(true);
   }
 
@@ -71,7 +79,7 @@ public final class ConsumerServiceHandler extends BaseServiceHandler implements 
     if (request == null) throw TalosErrors.invalidParams("request is missing");
     checkGroup(request.getConsumerGroup());
     TopicRecord topic = topics.byResourceName(request.getTopicTalosResourceName());
-    long now = clock.millis();
+    long now = metadata.timeMs();
     Map<String, List<Integer>> workers = new TreeMap<>();
     metadata.workers(request.getConsumerGroup(), topic.resourceName()).forEach((worker, renewed) -> {
       if (renewed + lockTtlMs > now) workers.put(worker, new ArrayList<>());
@@ -90,7 +98,7 @@ public final class ConsumerServiceHandler extends BaseServiceHandler implements 
   public LockPartitionResponse lockPartition(LockPartitionRequest request) throws GalaxyTalosException {
     ConsumeUnit unit = unit(request == null ? null : request.getConsumeUnit());
     TopicRecord topic = topics.byResourceName(unit.getTopicTalosResourceName());
-    long now = clock.millis();
+    long now = metadata.timeMs();
     List<Integer> success = new ArrayList<>();
     List<Integer> failed = new ArrayList<>();
     for (int p : partitions(unit)) {
@@ -119,7 +127,7 @@ public final class ConsumerServiceHandler extends BaseServiceHandler implements 
   public RenewResponse renew(RenewRequest request) throws GalaxyTalosException {
     ConsumeUnit unit = unit(request == null ? null : request.getConsumeUnit());
     TopicRecord topic = topics.byResourceName(unit.getTopicTalosResourceName());
-    long now = clock.millis();
+    long now = metadata.timeMs();
     metadata.registerWorker(unit.getConsumerGroup(), topic.resourceName(), unit.getWorkerId(), now);
     List<Integer> failed = new ArrayList<>();
     for (int p : partitions(unit)) {
@@ -141,9 +149,30 @@ public final class ConsumerServiceHandler extends BaseServiceHandler implements 
     if (cp.getMsgOffset() < -1) {
       throw TalosErrors.invalidParams("msgOffset " + cp.getMsgOffset() + " is invalid; offsets are >= -1");
     }
-    boolean ok = metadata.commitOffset(cp.getConsumerGroup(), topic.resourceName(),
-        cp.getTopicAndPartition().getPartitionId(), cp.getWorkerId(), cp.getMsgOffset(), clock.millis(), lockTtlMs);
-    return new UpdateOffsetResponse(ok);
+    String group = cp.getConsumerGroup();
+    int partition = cp.getTopicAndPartition().getPartitionId();
+    long now = metadata.timeMs();
+    PartitionLock held = metadata.partitionLocks(group, topic.resourceName()).get(partition);
+    if (held != null && held.workerId().equals(cp.getWorkerId()) && !held.expired(now, lockTtlMs)
+        && metadata.commitOffset(group, topic.resourceName(), partition, cp.getWorkerId(),
+            held.fencingToken(), cp.getMsgOffset(), now, lockTtlMs)) {
+      return new UpdateOffsetResponse(true);
+    }
+    // Refused. Read the lock again to say why (the decision above was atomic; this is the message).
+    PartitionLock current = metadata.partitionLocks(group, topic.resourceName()).get(partition);
+    if (current != null && (!current.workerId().equals(cp.getWorkerId())
+        || (held != null && current.fencingToken() != held.fencingToken()))) {
+      throw TalosErrors.of(ErrorCode.LOCK_VALUE_NOT_EXPECTED, "updateOffset of partition " + partition
+          + " of '" + topic.name() + "' for consumer group '" + group + "' refused: the partition lock is held by worker '"
+          + current.workerId() + "' under fencing token " + current.fencingToken() + "; worker '" + cp.getWorkerId() + "'"
+          + (held != null && held.workerId().equals(cp.getWorkerId())
+              ? " held it under token " + held.fencingToken() + " and was superseded (its lock expired and was taken over)"
+              : " does not hold it (if it held it before, its lock expired and was taken over: a superseded"
+                  + " holder's commits are refused)")
+          + ". Lock the partition again before committing.");
+    }
+    // No live lock of this worker and no other holder: the SDK's answer for a lost lock.
+    return new UpdateOffsetResponse(false);
   }
 
   /** The committed offset (the last message the group finished), or -1 when none is committed. */

@@ -576,6 +576,11 @@ public final class PartitionLogs implements Closeable {
     return PartitionOffsets.of(readable(topicResourceName, partitionId)); // read-only: never takes it over
   }
 
+  /** Whether this server has the partition's log open (or opening) for writing. */
+  public boolean isOpen(String topicResourceName, int partitionId) {
+    return logs.containsKey(new TopicPartition(topicResourceName, partitionId));
+  }
+
   /** Logs and read-only views open now (opening ones included). */
   public int openLogCount() {
     return logs.size() + readers.size();

@@ -271,8 +271,8 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
       String holder = "late" + takeovers.indexOf(true);
       assertEquals(holder, store.partitionLocks(GROUP, res).get(0).workerId());
       // Only the new holder commits, through either instance.
-      assertTrue(other.commitOffset(GROUP, res, 0, holder, 5, 100 + TTL_MS, TTL_MS));
-      assertFalse(store.commitOffset(GROUP, res, 0, locks.get(0).workerId(), 6,
+      assertTrue(other.commitOffset(GROUP, res, 0, holder, 2, 5, 100 + TTL_MS, TTL_MS));
+      assertFalse(store.commitOffset(GROUP, res, 0, locks.get(0).workerId(), 1, 6,
           100 + TTL_MS, 100 * TTL_MS));
       assertEquals(OptionalLong.of(5), store.committedOffset(GROUP, res, 0));
     }
@@ -290,12 +290,12 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
     long ts = System.currentTimeMillis();
     try (Table topics = admin.getTable(TableName.valueOf(NAMESPACE, "topics"))) {
       topics.put(new Put(row).addColumn(HBaseMetadataStore.FAMILY, lock, ts,
-          HBaseMetadataStore.bytes(MetadataCodec.encodeLock("w1", 100))));
+          HBaseMetadataStore.bytes(MetadataCodec.encodeLock("w1", 100, 1))));
       topics.delete(new Delete(row).addColumns(HBaseMetadataStore.FAMILY, lock, ts));
       topics.put(new Put(row).addColumn(HBaseMetadataStore.FAMILY, lock, ts,
-          HBaseMetadataStore.bytes(MetadataCodec.encodeLock("w2", 200))));
+          HBaseMetadataStore.bytes(MetadataCodec.encodeLock("w2", 200, 1))));
     }
-    assertEquals(Map.of(0, new PartitionLock(0, "w2", 200)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w2", 200, 1)), store.partitionLocks(GROUP, res));
     // The same through the store, as fast as it goes, including a whole-row delete.
     for (int i = 0; i < 20; i++) {
       assertTrue(store.unlockPartition(GROUP, res, 0, i == 0 ? "w2" : "w1"));
@@ -553,7 +553,7 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
       flaky.failures.set(1);
       assertTrue(s.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
       flaky.failures.set(1);
-      assertTrue(s.commitOffset(GROUP, res, 0, "w1", 42, 100, TTL_MS));
+      assertTrue(s.commitOffset(GROUP, res, 0, "w1", 1, 42, 100, TTL_MS));
       assertEquals(OptionalLong.of(42), s.committedOffset(GROUP, res, 0));
       flaky.failures.set(1);
       assertTrue(s.replaceTopic(t, t.withPartitionCount(8)));
@@ -577,7 +577,7 @@ class HBaseMetadataStoreTest extends MetadataStoreContractTest {
       flaky.failures.set(1);
       assertTrue(s.lockPartition(GROUP, res, 1, "w1", 100, TTL_MS));
       flaky.failures.set(1);
-      assertTrue(s.commitOffset(GROUP, res, 1, "w1", 7, 100, TTL_MS));
+      assertTrue(s.commitOffset(GROUP, res, 1, "w1", 1, 7, 100, TTL_MS));
       assertEquals(OptionalLong.of(7), s.committedOffset(GROUP, res, 1));
       flaky.failures.set(1);
       assertTrue(s.deleteTopic("orders", res));

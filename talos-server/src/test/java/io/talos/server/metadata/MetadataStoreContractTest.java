@@ -258,7 +258,7 @@ public abstract class MetadataStoreContractTest {
       assertEquals(OptionalLong.empty(), store.committedOffset(group, doomed.resourceName(), 0));
 
       assertEquals(Map.of("w1", 100L), store.workers(group, kept.resourceName()));
-      assertEquals(Map.of(0, new PartitionLock(0, "w1", 100)),
+      assertEquals(Map.of(0, new PartitionLock(0, "w1", 100, 1)),
           store.partitionLocks(group, kept.resourceName()));
       assertEquals(OptionalLong.of(7), store.committedOffset(group, kept.resourceName(), 0));
     }
@@ -271,7 +271,7 @@ public abstract class MetadataStoreContractTest {
     assertTrue(store.createTopic(first));
     store.registerWorker(GROUP, first.resourceName(), "w1", 100);
     assertTrue(store.lockPartition(GROUP, first.resourceName(), 1, "w1", 100, TTL_MS));
-    assertTrue(store.commitOffset(GROUP, first.resourceName(), 1, "w1", 55, 200, TTL_MS));
+    assertTrue(store.commitOffset(GROUP, first.resourceName(), 1, "w1", 1, 55, 200, TTL_MS));
     assertTrue(store.deleteTopic("orders", first.resourceName()));
 
     TopicRecord second = topic("orders", "s2");
@@ -347,7 +347,7 @@ public abstract class MetadataStoreContractTest {
         String where = "group '" + group + "' topic '" + res + "'";
         assertEquals(Map.of("w/" + n, (long) n, "w%2F" + n, (long) n), store.workers(group, res),
             where);
-        assertEquals(Map.of(n, new PartitionLock(n, "w/" + n, n)),
+        assertEquals(Map.of(n, new PartitionLock(n, "w/" + n, n, 1)),
             store.partitionLocks(group, res), where);
         assertEquals(OptionalLong.of(n), store.committedOffset(group, res, n), where);
       }
@@ -360,7 +360,7 @@ public abstract class MetadataStoreContractTest {
   void lockPartitionTakesAFreePartition() {
     String res = topic("orders", "s1").resourceName();
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
-    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100, 1)), store.partitionLocks(GROUP, res));
   }
 
   @Test
@@ -368,10 +368,10 @@ public abstract class MetadataStoreContractTest {
     String res = topic("orders", "s1").resourceName();
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 900, TTL_MS));
-    assertEquals(Map.of(0, new PartitionLock(0, "w1", 900)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w1", 900, 1)), store.partitionLocks(GROUP, res));
     // Even after expiry the holder may refresh it.
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 10_000, TTL_MS));
-    assertEquals(Map.of(0, new PartitionLock(0, "w1", 10_000)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w1", 10_000, 1)), store.partitionLocks(GROUP, res));
   }
 
   @Test
@@ -380,7 +380,7 @@ public abstract class MetadataStoreContractTest {
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
     assertFalse(store.lockPartition(GROUP, res, 0, "w2", 100, TTL_MS));
     assertFalse(store.lockPartition(GROUP, res, 0, "w2", 100 + TTL_MS - 1, TTL_MS));
-    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100, 1)), store.partitionLocks(GROUP, res));
   }
 
   @Test
@@ -389,7 +389,7 @@ public abstract class MetadataStoreContractTest {
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
     // Expired means lastRenewMs + ttlMs <= nowMs: exactly at the boundary counts.
     assertTrue(store.lockPartition(GROUP, res, 0, "w2", 100 + TTL_MS, TTL_MS));
-    assertEquals(Map.of(0, new PartitionLock(0, "w2", 100 + TTL_MS)),
+    assertEquals(Map.of(0, new PartitionLock(0, "w2", 100 + TTL_MS, 2)),
         store.partitionLocks(GROUP, res));
     assertFalse(store.lockPartition(GROUP, res, 0, "w1", 100 + TTL_MS + 1, TTL_MS));
   }
@@ -400,8 +400,8 @@ public abstract class MetadataStoreContractTest {
     assertTrue(store.lockPartition(GROUP, res, 12, "w1", 100, TTL_MS));
     assertTrue(store.lockPartition(GROUP, res, 3, "w2", 5_000, TTL_MS));
     assertTrue(store.lockPartition(GROUP, res, 0, "w2", 5_000, TTL_MS));
-    assertEquals(Map.of(0, new PartitionLock(0, "w2", 5_000), 3, new PartitionLock(3, "w2", 5_000),
-        12, new PartitionLock(12, "w1", 100)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w2", 5_000, 1), 3, new PartitionLock(3, "w2", 5_000, 1),
+        12, new PartitionLock(12, "w1", 100, 1)), store.partitionLocks(GROUP, res));
     assertEquals(Map.of(), store.partitionLocks("other-group", res));
   }
 
@@ -412,7 +412,7 @@ public abstract class MetadataStoreContractTest {
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
 
     assertFalse(store.unlockPartition(GROUP, res, 0, "w2"));
-    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100, 1)), store.partitionLocks(GROUP, res));
 
     assertTrue(store.unlockPartition(GROUP, res, 0, "w1"));
     assertEquals(Map.of(), store.partitionLocks(GROUP, res));
@@ -435,9 +435,9 @@ public abstract class MetadataStoreContractTest {
   void commitOffsetSucceedsForTheLiveHolder() {
     String res = topic("orders", "s1").resourceName();
     assertTrue(store.lockPartition(GROUP, res, 2, "w1", 100, TTL_MS));
-    assertTrue(store.commitOffset(GROUP, res, 2, "w1", 42, 100 + TTL_MS - 1, TTL_MS));
+    assertTrue(store.commitOffset(GROUP, res, 2, "w1", 1, 42, 100 + TTL_MS - 1, TTL_MS));
     assertEquals(OptionalLong.of(42), store.committedOffset(GROUP, res, 2));
-    assertTrue(store.commitOffset(GROUP, res, 2, "w1", 43, 500, TTL_MS));
+    assertTrue(store.commitOffset(GROUP, res, 2, "w1", 1, 43, 500, TTL_MS));
     assertEquals(OptionalLong.of(43), store.committedOffset(GROUP, res, 2));
     assertEquals(OptionalLong.empty(), store.committedOffset(GROUP, res, 1));
     assertEquals(OptionalLong.empty(), store.committedOffset("other-group", res, 2));
@@ -446,10 +446,10 @@ public abstract class MetadataStoreContractTest {
   @Test
   void commitOffsetFailsWithoutTheLock() {
     String res = topic("orders", "s1").resourceName();
-    assertFalse(store.commitOffset(GROUP, res, 0, "w1", 42, 100, TTL_MS));
+    assertFalse(store.commitOffset(GROUP, res, 0, "w1", 1, 42, 100, TTL_MS));
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
-    assertFalse(store.commitOffset(GROUP, res, 0, "w2", 42, 100, TTL_MS));
-    assertFalse(store.commitOffset(GROUP, res, 1, "w1", 42, 100, TTL_MS));
+    assertFalse(store.commitOffset(GROUP, res, 0, "w2", 1, 42, 100, TTL_MS));
+    assertFalse(store.commitOffset(GROUP, res, 1, "w1", 1, 42, 100, TTL_MS));
     assertEquals(OptionalLong.empty(), store.committedOffset(GROUP, res, 0));
     assertEquals(OptionalLong.empty(), store.committedOffset(GROUP, res, 1));
   }
@@ -458,8 +458,8 @@ public abstract class MetadataStoreContractTest {
   void commitOffsetFailsForAnExpiredHolder() {
     String res = topic("orders", "s1").resourceName();
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
-    assertTrue(store.commitOffset(GROUP, res, 0, "w1", 10, 200, TTL_MS));
-    assertFalse(store.commitOffset(GROUP, res, 0, "w1", 11, 100 + TTL_MS, TTL_MS));
+    assertTrue(store.commitOffset(GROUP, res, 0, "w1", 1, 10, 200, TTL_MS));
+    assertFalse(store.commitOffset(GROUP, res, 0, "w1", 1, 11, 100 + TTL_MS, TTL_MS));
     assertEquals(OptionalLong.of(10), store.committedOffset(GROUP, res, 0));
   }
 
@@ -469,10 +469,68 @@ public abstract class MetadataStoreContractTest {
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
     assertTrue(store.lockPartition(GROUP, res, 0, "w2", 100 + TTL_MS, TTL_MS));
     // Even judged with a ttl under which w1's old lock would still be live.
-    assertFalse(store.commitOffset(GROUP, res, 0, "w1", 5, 100 + TTL_MS + 1, 100 * TTL_MS));
+    assertFalse(store.commitOffset(GROUP, res, 0, "w1", 1, 5, 100 + TTL_MS + 1, 100 * TTL_MS));
     assertEquals(OptionalLong.empty(), store.committedOffset(GROUP, res, 0));
-    assertTrue(store.commitOffset(GROUP, res, 0, "w2", 6, 100 + TTL_MS + 1, TTL_MS));
+    assertTrue(store.commitOffset(GROUP, res, 0, "w2", 2, 6, 100 + TTL_MS + 1, TTL_MS));
     assertEquals(OptionalLong.of(6), store.committedOffset(GROUP, res, 0));
+  }
+
+  @Test
+  void fencingTokensGrowWithEveryNewHolderAndStayWhileTheHolderRenews() {
+    String res = topic("orders", "s1").resourceName();
+    assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
+    assertEquals(1, store.partitionLocks(GROUP, res).get(0).fencingToken());
+    assertTrue(store.lockPartition(GROUP, res, 0, "w1", 150, TTL_MS));
+    assertEquals(new PartitionLock(0, "w1", 150, 1), store.partitionLocks(GROUP, res).get(0));
+    // Taken over after expiry: a new token.
+    assertTrue(store.lockPartition(GROUP, res, 0, "w2", 150 + TTL_MS, TTL_MS));
+    assertEquals(2, store.partitionLocks(GROUP, res).get(0).fencingToken());
+    // Released and taken again (even by the same worker): tokens are never reused.
+    assertTrue(store.unlockPartition(GROUP, res, 0, "w2"));
+    assertTrue(store.lockPartition(GROUP, res, 0, "w2", 200 + TTL_MS, TTL_MS));
+    assertEquals(3, store.partitionLocks(GROUP, res).get(0).fencingToken());
+    // Tokens are per partition lock and per group.
+    assertTrue(store.lockPartition(GROUP, res, 1, "w1", 100, TTL_MS));
+    assertTrue(store.lockPartition("other-group", res, 0, "w1", 100, TTL_MS));
+    assertEquals(1, store.partitionLocks(GROUP, res).get(1).fencingToken());
+    assertEquals(1, store.partitionLocks("other-group", res).get(0).fencingToken());
+  }
+
+  @Test
+  void commitOffsetUnderASupersededTokenIsRefusedEvenWhenTheWorkerHoldsTheLockAgain() {
+    String res = topic("orders", "s1").resourceName();
+    assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
+    assertTrue(store.commitOffset(GROUP, res, 0, "w1", 1, 10, 110, TTL_MS));
+    assertTrue(store.lockPartition(GROUP, res, 0, "w2", 100 + TTL_MS, TTL_MS));
+    assertTrue(store.commitOffset(GROUP, res, 0, "w2", 2, 20, 100 + TTL_MS, TTL_MS));
+    assertTrue(store.unlockPartition(GROUP, res, 0, "w2"));
+    assertTrue(store.lockPartition(GROUP, res, 0, "w1", 101 + TTL_MS, TTL_MS));
+    // A late commit of w1's first holding (token 1) is refused; its current one (token 3) lands.
+    assertFalse(store.commitOffset(GROUP, res, 0, "w1", 1, 11, 102 + TTL_MS, TTL_MS));
+    assertEquals(OptionalLong.of(20), store.committedOffset(GROUP, res, 0));
+    assertTrue(store.commitOffset(GROUP, res, 0, "w1", 3, 30, 102 + TTL_MS, TTL_MS));
+    assertEquals(OptionalLong.of(30), store.committedOffset(GROUP, res, 0));
+  }
+
+  @Test
+  void fencingTokensSurviveReopeningAndStartOverForARecreatedTopic() {
+    String res = topic("orders", "s1").resourceName();
+    assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
+    assertTrue(store.unlockPartition(GROUP, res, 0, "w1"));
+    reopenStore();
+    assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
+    assertEquals(2, store.partitionLocks(GROUP, res).get(0).fencingToken());
+  }
+
+  @Test
+  void storeTimeNeverGoesBackwards() {
+    long previous = store.timeMs();
+    for (int i = 0; i < 20; i++) {
+      long now = store.timeMs();
+      assertTrue(now >= previous, now + " after " + previous);
+      previous = now;
+    }
+    assertTrue(Math.abs(previous - System.currentTimeMillis()) < 60_000, "store time " + previous);
   }
 
   @Test
@@ -484,7 +542,7 @@ public abstract class MetadataStoreContractTest {
     assertTrue(store.lockPartition(GROUP, res, 0, "w1", 100, TTL_MS));
     store.setOffset(GROUP, res, 0, 3);
     assertEquals(OptionalLong.of(3), store.committedOffset(GROUP, res, 0));
-    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100)), store.partitionLocks(GROUP, res));
+    assertEquals(Map.of(0, new PartitionLock(0, "w1", 100, 1)), store.partitionLocks(GROUP, res));
   }
 
   // ---- partition next offsets (storage) -------------------------------------------------------
@@ -619,7 +677,7 @@ public abstract class MetadataStoreContractTest {
     List<Boolean> locked = race(THREADS,
         i -> store.lockPartition(GROUP, res, 0, "w" + i, 100, TTL_MS));
     assertEquals(1, locked.stream().filter(b -> b).count(), locked.toString());
-    assertEquals(Map.of(0, new PartitionLock(0, "w" + locked.indexOf(true), 100)),
+    assertEquals(Map.of(0, new PartitionLock(0, "w" + locked.indexOf(true), 100, 1)),
         store.partitionLocks(GROUP, res));
   }
 
@@ -643,7 +701,7 @@ public abstract class MetadataStoreContractTest {
       List<Boolean> outcomes = new ArrayList<>();
       for (int k = 1; k <= commitsPerThread; k++) {
         String worker = i % 2 == 0 ? "holder" : "w" + i;
-        outcomes.add(store.commitOffset(GROUP, res, 0, worker, i * 1_000L + k, 200, TTL_MS));
+        outcomes.add(store.commitOffset(GROUP, res, 0, worker, 1, i * 1_000L + k, 200, TTL_MS));
       }
       return outcomes;
     });
@@ -668,7 +726,7 @@ public abstract class MetadataStoreContractTest {
     race(THREADS, i -> {
       store.registerWorker(GROUP, res, "w" + i, i);
       assertTrue(store.lockPartition(GROUP, res, i, "w" + i, 100, TTL_MS));
-      assertTrue(store.commitOffset(GROUP, res, i, "w" + i, i, 100, TTL_MS));
+      assertTrue(store.commitOffset(GROUP, res, i, "w" + i, 1, i, 100, TTL_MS));
       return null;
     });
     assertEquals(THREADS, store.workers(GROUP, res).size());
@@ -697,7 +755,7 @@ public abstract class MetadataStoreContractTest {
       assertEquals(topics, s.topics());
       String res = alpha.resourceName();
       assertEquals(Map.of("w1", 120L, "w2", 130L), s.workers(GROUP, res));
-      assertEquals(Map.of(0, new PartitionLock(0, "w1", 140), 1, new PartitionLock(1, "w2", 130)),
+      assertEquals(Map.of(0, new PartitionLock(0, "w1", 140, 1), 1, new PartitionLock(1, "w2", 130, 1)),
           s.partitionLocks(GROUP, res));
       assertEquals(OptionalLong.of(77), s.committedOffset(GROUP, res, 0));
       assertEquals(OptionalLong.of(5), s.committedOffset(GROUP, res, 1));
@@ -736,10 +794,10 @@ public abstract class MetadataStoreContractTest {
     assertTrue(s.lockPartition(GROUP, res, 1, "w2", 130, TTL_MS));
     assertTrue(s.lockPartition(GROUP, res, 2, "w2", 130, TTL_MS));
     assertTrue(s.unlockPartition(GROUP, res, 2, "w2"));
-    assertTrue(s.commitOffset(GROUP, res, 0, "w1", 76, 140, TTL_MS));
-    assertTrue(s.commitOffset(GROUP, res, 0, "w1", 77, 141, TTL_MS));
-    assertFalse(s.commitOffset(GROUP, res, 0, "w2", 1_000, 141, TTL_MS));
-    assertTrue(s.commitOffset(GROUP, res, 1, "w2", 5, 140, TTL_MS));
+    assertTrue(s.commitOffset(GROUP, res, 0, "w1", 1, 76, 140, TTL_MS));
+    assertTrue(s.commitOffset(GROUP, res, 0, "w1", 1, 77, 141, TTL_MS));
+    assertFalse(s.commitOffset(GROUP, res, 0, "w2", 1, 1_000, 141, TTL_MS));
+    assertTrue(s.commitOffset(GROUP, res, 1, "w2", 1, 5, 140, TTL_MS));
     s.setOffset("admin-group", res, 3, 9);
 
     s.registerWorker(GROUP, gone.resourceName(), "w1", 100);

@@ -38,6 +38,17 @@ class MvStoreMetadataStoreTest extends MetadataStoreContractTest {
     return (MvStoreMetadataStore) store;
   }
 
+  @Test
+  void timeMsFollowsTheProcessClockButNeverGoesBackwards() {
+    long[] wall = {5_000};
+    mvStore().wallClockForTest(() -> wall[0]);
+    assertEquals(5_000, store.timeMs());
+    wall[0] = 4_000; // the clock was set back
+    assertEquals(5_000, store.timeMs());
+    wall[0] = 6_000;
+    assertEquals(6_000, store.timeMs());
+  }
+
   /** Opens the file as a bare MVStore, bypassing the metadata store. Caller closes it. */
   private MVStore openRaw() {
     return new MVStore.Builder().fileName(dir.resolve(MvStoreMetadataStore.FILE_NAME).toString())
@@ -200,8 +211,11 @@ class MvStoreMetadataStoreTest extends MetadataStoreContractTest {
 
   @Test
   void valuesAreVersionedJson() {
-    assertEquals("{\"v\":1,\"workerId\":\"w1\",\"lastRenewMs\":100}",
-        MetadataCodec.encodeLock("w1", 100));
+    assertEquals("{\"v\":1,\"workerId\":\"w1\",\"lastRenewMs\":100,\"token\":3}",
+        MetadataCodec.encodeLock("w1", 100, 3));
+    // A lock written before fencing tokens reads as token 0.
+    assertEquals(new PartitionLock(2, "w1", 100, 0),
+        MetadataCodec.decodeLock("lock", 2, "{\"v\":1,\"workerId\":\"w1\",\"lastRenewMs\":100}"));
     assertEquals("{\"v\":1,\"offset\":-1}", MetadataCodec.encodeOffset(-1));
     TopicRecord t = new TopicRecord("t", "o#t#s", "o", 3, 60, Map.of("b", "2", "a", "1"), 7L, 4);
     assertEquals("{\"v\":1,\"name\":\"t\",\"resourceName\":\"o#t#s\",\"ownerId\":\"o\","

@@ -78,6 +78,29 @@ class TaskPoolTest {
     }
   }
 
+  // --- waiting for the tasks in flight (a clean shutdown's drain)
+
+  @Test
+  void awaitIdleWaitsUntilEveryAcceptedTaskIsAnsweredOrTheTimeout() throws Exception {
+    pool(2);
+    assertTrue(pool.awaitIdle(0), "an empty pool is idle at once");
+    submit(get("a1", "a"), get("b1", "b"));
+    assertFalse(pool.awaitIdle(50), "two tasks still queued");
+    java.util.concurrent.CompletableFuture<Boolean> waiter = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        return pool.awaitIdle(60_000);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    pool.worker(0).runOnce();
+    Thread.sleep(50); // the waiter must still be waiting for b1 (checked below)
+    assertFalse(waiter.isDone(), "b1 is still queued");
+    runUntilIdle();
+    assertTrue(waiter.get(10, TimeUnit.SECONDS), "woken when the last task was answered");
+    assertEquals(List.of("run a1", "run b1"), log);
+  }
+
   // --- choosing a worker
 
   @Test
