@@ -167,12 +167,18 @@ public final class SandboxNode {
     throw new IOException("node " + index + " not ready after " + timeoutMs + " ms; see " + log);
   }
 
-  /** SIGKILL (no drain, no close: logs left open with their HDFS leases) and wait until it is gone. */
-  public void kill() throws InterruptedException {
+  /**
+   * SIGKILL (no drain, no close: logs left open with their HDFS leases) and wait until it is gone.
+   *
+   * @return when the signal was sent (epoch ms), or -1 if the node was not running
+   */
+  public long kill() throws InterruptedException {
     Optional<ProcessHandle> h = process();
-    if (h.isEmpty()) return;
+    if (h.isEmpty()) return -1;
     h.get().destroyForcibly();
+    long sentMs = System.currentTimeMillis();
     await(h.get(), 30_000);
+    return sentMs;
   }
 
   /** SIGTERM: the node drains (its partitions move at once), closes and exits; SIGKILL after a minute. */
@@ -183,9 +189,14 @@ public final class SandboxNode {
     if (!await(h.get(), STOP_TIMEOUT_MS)) kill();
   }
 
-  /** SIGSTOP: the process is frozen (no thread runs, its sockets stay open), as in a long GC pause. */
-  public void pause() throws IOException, InterruptedException {
+  /**
+   * SIGSTOP: the process is frozen (no thread runs, its sockets stay open), as in a long GC pause.
+   *
+   * @return when it was frozen (epoch ms): {@code kill -STOP} had returned
+   */
+  public long pause() throws IOException, InterruptedException {
     signal("STOP");
+    return System.currentTimeMillis();
   }
 
   /** SIGCONT after {@link #pause}. */
