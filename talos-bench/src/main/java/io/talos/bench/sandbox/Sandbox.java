@@ -67,7 +67,8 @@ public final class Sandbox implements AutoCloseable {
   /** Jars of the mini clusters: on this JVM's class path, never on a node's (bin/talos server has neither). */
   private static final List<String> NOT_ON_NODE_CLASSPATH = List.of("hbase-shaded-testing-util",
       "hadoop-client-minicluster", "junit-4", File.separator + "junit" + File.separator);
-  static final long NODE_START_TIMEOUT_MS = 180_000;
+  /** Generous: on a loaded machine node 0 alone spends minutes creating the HBase tables. */
+  static final long NODE_START_TIMEOUT_MS = 600_000;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /**
