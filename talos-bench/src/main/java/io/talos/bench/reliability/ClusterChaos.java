@@ -87,15 +87,21 @@ final class ClusterChaos {
         AtomicLong consumerErrors = new AtomicLong();
         List<Thread> consumers = new ArrayList<>();
         AtomicBoolean stopConsumers = new AtomicBoolean();
+        List<String> firstConsumerError = new java.util.concurrent.CopyOnWriteArrayList<>();
         for (int w = 1; w <= 2; w++) {
-          TalosClient c = clients.get(w);
-          Thread t = new Thread(() -> consume(c, consumed, stopConsumers, consumerErrors), "chaos-consumer-" + w);
+          // Its own client: a long poll (fetch.max.wait.ms) must be shorter than the request timeout.
+          TalosClient c = TalosClient.create(TalosClientConfig.builder().endpoint(sandbox.node(w).endpoint())
+              .credentialFile(sandbox.adminCredentialFile()).connectTimeoutMs(1_000).requestTimeoutMs(10_000).build());
+          clients.add(c);
+          Thread t = new Thread(() -> consume(c, consumed, stopConsumers, consumerErrors, firstConsumerError),
+              "chaos-consumer-" + w);
           consumers.add(t);
           t.start();
         }
         AtomicLong commitRegressions = new AtomicLong();
         AtomicLong commitSamples = new AtomicLong();
-        Thread monitor = new Thread(() -> monitorCommits(clients, stopConsumers, commitRegressions, commitSamples),
+        List<TalosClient> nodeClients = List.copyOf(clients.subList(0, 3));
+        Thread monitor = new Thread(() -> monitorCommits(nodeClients, stopConsumers, commitRegressions, commitSamples),
             "chaos-commit-monitor");
         monitor.start();
 
@@ -144,7 +150,8 @@ final class ClusterChaos {
             + " samples); offsets handed out twice: " + ledger.reusedOffsets() + "; producer errors: "
             + retriable.get() + " retriable, " + nonRetriable.size() + " not retriable"
             + (nonRetriable.isEmpty() ? "" : " (" + nonRetriable.get(0) + ")") + "; consumer errors: "
-            + consumerErrors.get() + "; " + seconds + " s");
+            + consumerErrors.get() + (firstConsumerError.isEmpty() ? "" : " (first: " + firstConsumerError.get(0) + ")")
+            + "; " + seconds + " s");
       } finally {
         clients.forEach(TalosClient::close);
       }
@@ -190,9 +197,11 @@ final class ClusterChaos {
   }
 
   /** One group member: polls until stopped; a consumer that fails is made again (its endpoint was down). */
-  private void consume(TalosClient client, Map<Integer, Set<Long>> consumed, AtomicBoolean stop, AtomicLong errors) {
+  private void consume(TalosClient client, Map<Integer, Set<Long>> consumed, AtomicBoolean stop, AtomicLong errors,
+      List<String> firstError) {
+    ConsumerConfig config = ConsumerConfig.builder().set(ConsumerConfig.FETCH_MAX_WAIT_MS, 1_000L).build();
     while (!stop.get()) {
-      try (TalosConsumer consumer = client.consumer(TOPIC, GROUP, ConsumerConfig.defaults())) {
+      try (TalosConsumer consumer = client.consumer(TOPIC, GROUP, config)) {
         while (!stop.get()) {
           for (ConsumerRecord r : consumer.poll(Duration.ofMillis(200))) {
             long seq = AckLedger.seqOf(r.message().payload(), r.partition());
@@ -202,7 +211,7 @@ final class ClusterChaos {
       } catch (InterruptedException e) {
         return;
       } catch (RuntimeException e) {
-        errors.incrementAndGet();
+        if (errors.incrementAndGet() == 1) firstError.add(e.toString());
         sleep(500);
       }
     }
