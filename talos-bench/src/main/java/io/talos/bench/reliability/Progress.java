@@ -12,6 +12,11 @@ final class Progress {
     this.out = out;
   }
 
+  /** The stream the notes go to (for code that prints its own progress lines). */
+  PrintStream out() {
+    return out;
+  }
+
   synchronized void note(String line) {
     out.println("[" + LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + "] " + line);
   }

@@ -215,12 +215,20 @@ public final class ReliabilityMain {
   }
 
   @Command(name = "cluster", mixinStandardHelpOptions = true,
-      description = "Scenario 7: cluster chaos (not available yet: needs the multi-process cluster sandbox).")
-  static final class Cluster implements Callable<Integer> {
+      description = "Scenario 7: cluster chaos: kill -9 and SIGSTOP random nodes of a 3-node sandbox (node processes"
+          + " on an HBase mini cluster) under produce and group consume.")
+  static final class Cluster extends Scenario {
+    @Option(names = "--cycles", description = "Faults, each a kill -9 + restart or a SIGSTOP + SIGCONT of a random"
+        + " node (default: ${DEFAULT-VALUE}).")
+    int cycles = 20;
+
+    @Option(names = "--partitions", description = "Partitions, one producer each (default: ${DEFAULT-VALUE}).")
+    int partitions = 6;
+
     @Override
-    public Integer call() {
-      System.out.println("Scenario 7 (cluster chaos) is not available yet: it needs the multi-process cluster sandbox, which is not built.");
-      return 2;
+    List<Tally> run(Path work, Progress progress) throws Exception {
+      String jvm = serverJvm.equals("-Xmx512m") ? "-Xmx256m" : serverJvm;
+      return List.of(new ClusterChaos(new ClusterChaos.Options(cycles, partitions, seed, jvm), work, progress).run());
     }
   }
 
