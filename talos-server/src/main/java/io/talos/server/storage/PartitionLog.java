@@ -36,9 +36,25 @@ import org.slf4j.LoggerFactory;
  * unwrapped to it, since its streams cannot hflush/hsync) and on {@code hdfs://}.
  *
  * <p><b>Appends.</b> {@link #append} encodes all blocks of a call into one buffer, writes it with
- * one write and makes it durable with one hflush ({@link Durability#FLUSH}) or hsync ({@link
+ * one write and makes it durable with an hflush ({@link Durability#FLUSH}) or hsync ({@link
  * Durability#SYNC}; on RawLocalFileSystem 3.4.1 that is {@code FileDescriptor.sync()}, i.e.
- * fsync), and only then publishes the new end offset. If the write or the flush fails, the end
+ * fsync) started after the write, and only then publishes the new end offset.
+ *
+ * <p><b>Pipeline.</b> {@link #appendPutsAsync} returns after the write; the log's flusher (at most
+ * one per log, on {@link #FLUSH_THREADS}) flushes without the append lock while the next appends
+ * are written behind, then publishes and completes, in offset order, every pending append the
+ * flush covered, and flushes again if more was written meanwhile:
+ *
+ * <pre>
+ *   writer:   write g1 | write g2 | write g3 |            | write g4 ...
+ *   flusher:  hflush (covers g1) -------------| publish+ack g1 | hflush (covers g2, g3) ...
+ * </pre>
+ *
+ * Offsets are handed out at write time ({@code writeOffset}, ahead of {@code endOffset} by the
+ * pending appends). A roll, sync, close or retention roll first waits until nothing is pending.
+ * A failed flush fails every pending append (none acknowledged) and {@code writeOffset} falls
+ * back to the end offset; a failed write marks the stream failed and the flusher fails what its
+ * flush in flight did not cover. If the write or the flush fails, the end
  * offset is not advanced and the bytes that may have reached the file are never read: the
  * segment's writer is dropped and a new active segment is started at the unchanged end offset
  * (replacing the failed one if it held no acknowledged record). If that fails too, the next append
@@ -68,7 +84,8 @@ import org.slf4j.LoggerFactory;
  * written as record format version 2 (producer id and sequence in every record), and opening the
  * log rebuilds the state from them.
  *
- * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
+ * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock;
+ * the flusher takes it to pick what to flush and to publish, never during the flush itself.
  * Reads take no part in it and run concurrently with appends: they see every record below the end
  * offset they read first (volatile), which is published after the records' bytes, index entries
  * and segment size. Removing segments (retention, close) takes a read-write lock exclusively, so a
