@@ -76,7 +76,7 @@ class HdfsPipelinedAppendTest {
   void shouldAcknowledgeConcurrentPipelinedAppendsOfSixteenPartitionsInOrderWithContiguousOffsets()
       throws Exception {
     int partitions = 16;
-    int appends = 150;
+    int appends = 80;
     List<PartitionLog> logs = new ArrayList<>();
     for (int p = 0; p < partitions; p++) logs.add(open(client, new Path("/pipelined/concurrent/" + p)));
     List<List<Long>> acked = new ArrayList<>();
