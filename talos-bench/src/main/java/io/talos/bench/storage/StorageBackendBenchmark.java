@@ -48,6 +48,8 @@ public final class StorageBackendBenchmark {
     int blockBytes = intArg(args, "blockBytes", 1024);
     int readMessages = intArg(args, "readMessages", 100);
     int rounds = intArg(args, "rounds", 2);
+    int partitions = intArg(args, "partitions", 1);
+    int window = intArg(args, "window", 0);
     Durability durability = Durability.valueOf(strArg(args, "durability", "flush").toUpperCase(Locale.ROOT));
     LogConfig config = LogConfig.builder().durability(durability).segmentBytes(64L * 1024 * 1024).build();
 
@@ -59,8 +61,12 @@ public final class StorageBackendBenchmark {
     MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
     try {
       cluster.waitActive();
-      System.out.printf("puts=%d blockBytes=%d readMessages=%d durability=%s rounds=%d%n", puts, blockBytes,
-          readMessages, durability, rounds);
+      System.out.printf("puts=%d blockBytes=%d readMessages=%d durability=%s rounds=%d partitions=%d window=%d%n",
+          puts, blockBytes, readMessages, durability, rounds, partitions, window);
+      if (partitions > 1) {
+        concurrentPuts(cluster, conf, base, config, puts, blockBytes, partitions, window, rounds);
+        return;
+      }
       Result local = null;
       Result hdfs = null;
       for (int round = 1; round <= rounds; round++) {
@@ -139,6 +145,96 @@ public final class StorageBackendBenchmark {
     return new Result(name, puts / (putElapsedNs / 1e9), bytes / 1e6 / (putElapsedNs / 1e9),
         pct(putNs, 0.5), pct(putNs, 0.99), pct(putNs, 0.999), readBytes / 1e6 / (getElapsedNs / 1e9),
         pct(gets, 0.5), pct(gets, 0.99), pct(tailNs, 0.5), pct(tailNs, 0.99));
+  }
+
+  /**
+   * The put phase only, {@code partitions} logs written at once, one writer thread per log, {@code
+   * puts} appends in all (split evenly); local and hdfs alternate per round.
+   */
+  private static void concurrentPuts(MiniDFSCluster cluster, Configuration conf, File base, LogConfig config,
+      int puts, int blockBytes, int partitions, int window, int rounds) throws Exception {
+    double local = 0;
+    double hdfs = 0;
+    for (int round = 1; round <= rounds; round++) {
+      try (FileSystem fs = PartitionLogs.fileSystemFor(URI.create("file:///"), new Configuration())) {
+        local = concurrentRun(fs, new Path(new File(base, "plocal-" + round).toURI()), config, puts, blockBytes,
+            partitions, window);
+      }
+      try (FileSystem fs = FileSystem.newInstance(cluster.getURI(), conf)) {
+        hdfs = concurrentRun(fs, new Path("/pbench-" + round), config, puts, blockBytes, partitions, window);
+      }
+      System.out.printf(Locale.ROOT, "round %d partitions=%d window=%d put local %8.0f/s hdfs %8.0f/s ratio %.3f%n",
+          round, partitions, window, local, hdfs, hdfs / local);
+    }
+  }
+
+  /** Appends per second over all partitions, from the first append to the last acknowledgement. */
+  private static double concurrentRun(FileSystem fs, Path root, LogConfig config, int puts, int blockBytes,
+      int partitions, int window) throws Exception {
+    byte[] payload = new byte[blockBytes];
+    new Random(1).nextBytes(payload);
+    List<PartitionLog> logs = new ArrayList<>();
+    for (int p = 0; p < partitions; p++) logs.add(PartitionLog.open(fs, new Path(root, "p" + p), config, Clock.systemUTC()));
+    int perPartition = puts / partitions;
+    java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+    List<Thread> writers = new ArrayList<>();
+    java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    for (PartitionLog log : logs) {
+      Thread t = new Thread(() -> {
+        try {
+          go.await();
+          writeAll(log, payload, perPartition, window);
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "bench-writer-" + writers.size());
+      writers.add(t);
+      t.start();
+    }
+    long start = System.nanoTime();
+    go.countDown();
+    for (Thread t : writers) t.join();
+    long elapsedNs = System.nanoTime() - start;
+    for (PartitionLog log : logs) {
+      if (log.endOffset() != perPartition * 10L && failure.get() == null) {
+        failure.set(new IllegalStateException(log.dir() + " ends at " + log.endOffset()));
+      }
+      log.close();
+    }
+    if (failure.get() != null) throw new IllegalStateException("a writer failed", failure.get());
+    return partitions * (double) perPartition / (elapsedNs / 1e9);
+  }
+
+  /**
+   * One writer: with {@code window} 0 each append waits for its flush ({@link PartitionLog#append});
+   * else appends are pipelined ({@link PartitionLog#appendPutsAsync}) with at most {@code window}
+   * not yet acknowledged, and the writer waits only when the window is full.
+   */
+  private static void writeAll(PartitionLog log, byte[] payload, int count, int window) throws Exception {
+    List<PartitionLog.Put> put = List.of(new PartitionLog.Put(
+        List.of(new BlockToAppend(10, 0, payload.length, -1, payload)), PartitionLog.NO_PRODUCER, -1));
+    if (window == 0) {
+      for (int i = 0; i < count; i++) log.appendPuts(put, System.currentTimeMillis());
+      return;
+    }
+    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(window);
+    java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    long expected = log.endOffset();
+    for (int i = 0; i < count && failure.get() == null; i++) {
+      inFlight.acquire();
+      long first = expected;
+      expected += 10;
+      log.appendPutsAsync(put, System.currentTimeMillis()).whenComplete((r, e) -> {
+        if (e != null) failure.compareAndSet(null, e);
+        else if (r[0].firstOffset() != first) {
+          failure.compareAndSet(null, new IllegalStateException("acknowledged at " + r[0].firstOffset()
+              + ", expected " + first));
+        }
+        inFlight.release();
+      });
+    }
+    inFlight.acquire(window);
+    if (failure.get() != null) throw new IllegalStateException("an append failed", failure.get());
   }
 
   private static double pct(long[] ns, double q) {

@@ -17,8 +17,10 @@ import org.apache.thrift.TBase;
 /**
  * A putMessage call served by a pool worker, mergeable with the puts of the same partition
  * waiting behind it (group commit): a batch validates each put on its own (a bad put fails alone),
- * appends all valid ones with one write and one flush, and acknowledges each with its own
- * offsets, or fails all of them if the append failed (then none is stored).
+ * writes all valid ones with one write, and acknowledges each with its own offsets once a flush
+ * covering them returned, or fails all of them if the append failed (then none is stored). The
+ * append is pipelined ({@link io.talos.server.storage.PartitionLog#appendPutsAsync}): the worker
+ * does not wait for the flush, so the partition's next batch is written while it is in flight.
  *
  * <p>Not thread-safe; the pool runs each batch once on one thread.
  */
@@ -102,17 +104,12 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
         }
       }
       try {
-        PartitionLog.PutResult[] results = handler.appendAll(log, groupPuts);
-        for (int i = 0; i < group.size(); i++) {
-          io.talos.thrift.PutMessageResponse response;
-          try {
-            response = groupPuts.get(i).response(results[i]);
-          } catch (GalaxyTalosException refused) { // out of order: this put alone
-            group.get(i).fail(refused);
-            continue;
-          }
-          group.get(i).succeed(response);
-        }
+        // Pipelined: this returns once the puts are written; they are answered when their flush
+        // returns (on the log's flusher thread), while this worker goes on with the partition's
+        // next puts. Each is answered at its deadline at the latest.
+        java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]> durable = handler.appendAllAsync(log, groupPuts);
+        if (!durable.isDone()) storage.answerAtDeadline(group, durable);
+        durable.whenComplete((results, e) -> answer(group, groupPuts, results, e));
       } catch (Throwable e) {
         for (PutTask t : group) t.fail(e);
       }
@@ -122,6 +119,28 @@ final class PutTask extends MessageCallTask implements MergeableTask<PutTask> {
           prepared.remove(i);
         }
       }
+    }
+  }
+
+  /** Answers each put of one append: its offsets, or the failure of the whole append. Never throws. */
+  private static void answer(List<PutTask> group, List<PreparedPut> puts, PartitionLog.PutResult[] results,
+      Throwable failure) {
+    if (failure != null) {
+      for (PutTask t : group) t.fail(failure);
+      return;
+    }
+    for (int i = 0; i < group.size(); i++) {
+      io.talos.thrift.PutMessageResponse response;
+      try {
+        response = puts.get(i).response(results[i]);
+      } catch (GalaxyTalosException refused) { // out of order: this put alone
+        group.get(i).fail(refused);
+        continue;
+      } catch (RuntimeException e) {
+        group.get(i).fail(e);
+        continue;
+      }
+      group.get(i).succeed(response);
     }
   }
 

@@ -120,6 +120,32 @@ final class StorageCalls implements AutoCloseable {
     }
   }
 
+  /**
+   * Answers each task of {@code tasks} with the timeout error at its deadline unless {@code done}
+   * completes first: for puts whose body returned after writing, while their flush is in flight
+   * (a reply is sent once, so the later answer of a task answered here is dropped).
+   */
+  void answerAtDeadline(List<? extends MessageCallTask> tasks, java.util.concurrent.CompletableFuture<?> done) {
+    long nowMs = clock.millis();
+    for (MessageCallTask t : tasks) {
+      java.util.concurrent.ScheduledFuture<?> timer =
+          TIMERS.schedule(t::storageTimedOut, Math.max(0, t.deadlineMs() - nowMs), TimeUnit.MILLISECONDS);
+      done.whenComplete((r, e) -> timer.cancel(false));
+    }
+  }
+
+  /** One timer thread for the deadlines of puts waiting for their flush. */
+  private static final java.util.concurrent.ScheduledThreadPoolExecutor TIMERS;
+
+  static {
+    TIMERS = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "talos-put-deadlines");
+      t.setDaemon(true);
+      return t;
+    });
+    TIMERS.setRemoveOnCancelPolicy(true);
+  }
+
   @Override
   public void close() {
     if (executor != null) executor.shutdownNow();

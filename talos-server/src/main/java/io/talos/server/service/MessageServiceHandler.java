@@ -59,6 +59,7 @@ import java.util.List;
  * Thread-safe.
  */
 public final class MessageServiceHandler extends BaseServiceHandler implements MessageService.Iface {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MessageServiceHandler.class);
   private final Topics topics;
   private final PartitionLogs logs;
   private final Clock clock;
@@ -276,29 +277,75 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
    *     stored (the log's contract), none may be acknowledged
    */
   public PartitionLog.PutResult[] appendAll(PartitionLog log, List<PreparedPut> puts) throws GalaxyTalosException {
+    try {
+      return appendAllAsync(log, puts).join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof GalaxyTalosException g) throw g;
+      if (e.getCause() instanceof RuntimeException re) throw re;
+      if (e.getCause() instanceof Error err) throw err;
+      throw e;
+    }
+  }
+
+  /**
+   * As {@link #appendAll}, pipelined ({@link PartitionLog#appendPutsAsync}): returns once the puts
+   * are written, with a future completed once they are durable (in the order of the partition's
+   * appends, on the log's flusher thread), or failed with the {@link GalaxyTalosException} to answer
+   * (HDFS_OPERATION_FAILED: none of the puts is stored; PARTITION_NOT_SERVING if fenced). The caller
+   * may append the partition's next puts meanwhile.
+   *
+   * @throws IllegalArgumentException if the puts are of different logs
+   */
+  public java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]> appendAllAsync(PartitionLog log,
+      List<PreparedPut> puts) {
     List<PartitionLog.Put> all = new ArrayList<>(puts.size());
     for (PreparedPut put : puts) {
       if (put.log() != log) throw new IllegalArgumentException("puts of different partitions in one append");
       all.add(new PartitionLog.Put(put.blocks(), put.producerId(), put.producerSequence()));
     }
+    java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]> written;
     try {
       // The log may have been closed (idle, or over the open limits) since the puts resolved it.
       PartitionLog target = log.isClosed() && !log.isFenced()
           ? Topics.openLog(logs, puts.get(0).topic(), puts.get(0).partitionId()) : log;
-      PartitionLog.PutResult[] results = target.appendPuts(all, clock.millis());
-      if (meters != null) markStored(puts, results);
-      appendListener.appended(puts.get(0).topic().name(), puts.get(0).partitionId());
-      return results;
-    } catch (PartitionFencedException e) {
-      PreparedPut p = puts.get(0);
-      throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + p.partitionId() + " of topic '"
-          + p.topic().name() + "' is now served by another server; the put was not acknowledged: " + e.getMessage());
+      written = target.appendPutsAsync(all, clock.millis());
+    } catch (GalaxyTalosException e) {
+      return java.util.concurrent.CompletableFuture.failedFuture(e);
     } catch (IOException e) {
-      PreparedPut p = puts.get(0);
-      storageFailed(p.topic(), p.partitionId(), "put", e);
-      throw TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition " + p.partitionId()
-          + " of topic '" + p.topic().name() + "' failed and was not acknowledged; retry: " + e.getMessage());
+      return java.util.concurrent.CompletableFuture.failedFuture(appendFailure(puts, e));
     }
+    java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]> answered =
+        new java.util.concurrent.CompletableFuture<>();
+    written.whenComplete((results, e) -> {
+      if (e != null) {
+        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+            ? e.getCause() : e;
+        answered.completeExceptionally(cause instanceof IOException io ? appendFailure(puts, io) : cause);
+        return;
+      }
+      try {
+        if (meters != null) markStored(puts, results);
+        appendListener.appended(puts.get(0).topic().name(), puts.get(0).partitionId());
+      } catch (RuntimeException listenerFailure) {
+        // the puts are durable: acknowledge them whatever a meter or listener did
+        LOG.warn("Metering or waking readers after an append to partition {} of topic '{}' failed",
+            puts.get(0).partitionId(), puts.get(0).topic().name(), listenerFailure);
+      }
+      answered.complete(results);
+    });
+    return answered;
+  }
+
+  /** The answer to a put whose append failed: nothing of it was acknowledged. */
+  private GalaxyTalosException appendFailure(List<PreparedPut> puts, IOException e) {
+    PreparedPut p = puts.get(0);
+    if (e instanceof PartitionFencedException) {
+      return TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + p.partitionId() + " of topic '"
+          + p.topic().name() + "' is now served by another server; the put was not acknowledged: " + e.getMessage());
+    }
+    storageFailed(p.topic(), p.partitionId(), "put", e);
+    return TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition " + p.partitionId()
+        + " of topic '" + p.topic().name() + "' failed and was not acknowledged; retry: " + e.getMessage());
   }
 
   /** Counts what was written (not the repeats answered from the producer state) in the partition meters. */

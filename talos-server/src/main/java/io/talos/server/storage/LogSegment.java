@@ -35,8 +35,12 @@ import org.slf4j.LoggerFactory;
  * instead and is sealed or replaced by the log. Files are never appended to after they were
  * closed, so the layout also works where {@code FileSystem.append} is unavailable.
  *
- * <p>Thread-safety: the writer methods ({@link #append}, {@link #seal}, {@link #abortWriter},
- * {@link #deleteFiles}) are called by one thread at a time (the log's append lock). Readers call
+ * <p>Thread-safety: the writer methods ({@link #append}, {@link #write}, {@link #publish}, {@link
+ * #seal}, {@link #abortWriter}, {@link #deleteFiles}) are called by one thread at a time (the log's
+ * append lock). {@link #flush} is the exception: the log's flusher calls it without the lock, while
+ * the writer may {@link #write} the next batches into the same stream (the stream allows it: a
+ * flush makes durable at least what was written before it started), never concurrently with
+ * {@link #seal} or {@link #abortWriter} (the log drains its flushes first). Readers call
  * {@link #cursor}, {@link #index()} and the getters concurrently with them: the writer publishes
  * index entries, then {@code nextOffset}, then {@code validBytes} (volatile) only after the bytes
  * are flushed, so a reader that sees a size can read every record below it. Positioned reads
@@ -72,8 +76,11 @@ final class LogSegment {
   private volatile long nextOffset;
   private volatile long maxAppendTimestampMs;
 
-  // writer state: append-lock holder only
-  private FSDataOutputStream out;
+  // writer state: append-lock holder only, except that flush() reads out and writtenBytes
+  // without the lock (see the class comment)
+  private volatile FSDataOutputStream out;
+  /** Bytes handed to the writer: validBytes plus the written batches not yet flushed and published. */
+  private volatile long writtenBytes;
   private long firstAppendClockMs = -1;
   private boolean sealed;
   /** Read-only views only, see {@link #isComplete()}; written by the view's refresh. */
@@ -107,6 +114,7 @@ final class LogSegment {
     this.index = index;
     this.durability = durability;
     this.validBytes = validBytes;
+    this.writtenBytes = validBytes;
     this.nextOffset = nextOffset;
     this.maxAppendTimestampMs = maxAppendTimestampMs;
     this.lostTail = lostTail;
@@ -469,13 +477,50 @@ final class LogSegment {
    */
   void append(byte[] batch, long[] recordOffsets, int[] recordPositions, long batchNextOffset,
       long appendTimestampMs, long nowMs) throws IOException {
-    if (out == null) throw new IllegalStateException("segment " + logPath + " has no open writer");
-    out.write(batch, 0, batch.length);
+    write(batch, nowMs);
+    flush();
+    publish(batch, recordOffsets, recordPositions, batchNextOffset, appendTimestampMs);
+  }
+
+  /**
+   * Hands one batch of encoded records to the writer, without flushing or publishing it: it
+   * follows the batches written before, at position {@link #writtenBytes()}. If this throws, the
+   * stream may hold part of the batch and must not be written again (the log drops the writer).
+   */
+  void write(byte[] batch, long nowMs) throws IOException {
+    FSDataOutputStream o = out;
+    if (o == null) throw new IllegalStateException("segment " + logPath + " has no open writer");
+    o.write(batch, 0, batch.length);
+    writtenBytes += batch.length;
+    if (firstAppendClockMs < 0) firstAppendClockMs = nowMs;
+  }
+
+  /**
+   * Makes durable per the configured {@link Durability} (hflush or hsync) at least every byte
+   * written before this call; read {@link #writtenBytes()} before calling to know which. May run
+   * concurrently with {@link #write} (see the class comment).
+   */
+  void flush() throws IOException {
+    FSDataOutputStream o = out;
+    if (o == null) throw new IOException("segment " + logPath + " has no open writer (dropped after a failure)");
     if (durability == Durability.SYNC) {
-      out.hsync();
+      o.hsync();
     } else {
-      out.hflush();
+      o.hflush();
     }
+  }
+
+  /** Bytes written to the segment, flushed or not; {@code >= validBytes()}. */
+  long writtenBytes() {
+    return writtenBytes;
+  }
+
+  /**
+   * Publishes to readers the next written batch, once it is durable: the batches are published in
+   * the order they were written, each exactly once.
+   */
+  void publish(byte[] batch, long[] recordOffsets, int[] recordPositions, long batchNextOffset,
+      long appendTimestampMs) {
     long start = validBytes;
     cache.put(this, start, batch);
     for (int i = 0; i < recordOffsets.length; i++) {
@@ -485,7 +530,6 @@ final class LogSegment {
     if (times != null) {
       times.addBatch(start, recordOffsets, recordPositions, start + batch.length, batchNextOffset, appendTimestampMs);
     }
-    if (firstAppendClockMs < 0) firstAppendClockMs = nowMs;
     maxAppendTimestampMs = Math.max(maxAppendTimestampMs, appendTimestampMs);
     nextOffset = batchNextOffset;
     validBytes = start + batch.length;

@@ -36,9 +36,25 @@ import org.slf4j.LoggerFactory;
  * unwrapped to it, since its streams cannot hflush/hsync) and on {@code hdfs://}.
  *
  * <p><b>Appends.</b> {@link #append} encodes all blocks of a call into one buffer, writes it with
- * one write and makes it durable with one hflush ({@link Durability#FLUSH}) or hsync ({@link
+ * one write and makes it durable with an hflush ({@link Durability#FLUSH}) or hsync ({@link
  * Durability#SYNC}; on RawLocalFileSystem 3.4.1 that is {@code FileDescriptor.sync()}, i.e.
- * fsync), and only then publishes the new end offset. If the write or the flush fails, the end
+ * fsync) started after the write, and only then publishes the new end offset.
+ *
+ * <p><b>Pipeline.</b> {@link #appendPutsAsync} returns after the write; the log's flusher (at most
+ * one per log, on {@link #FLUSH_THREADS}) flushes without the append lock while the next appends
+ * are written behind, then publishes and completes, in offset order, every pending append the
+ * flush covered, and flushes again if more was written meanwhile:
+ *
+ * <pre>
+ *   writer:   write g1 | write g2 | write g3 |            | write g4 ...
+ *   flusher:  hflush (covers g1) -------------| publish+ack g1 | hflush (covers g2, g3) ...
+ * </pre>
+ *
+ * Offsets are handed out at write time ({@code writeOffset}, ahead of {@code endOffset} by the
+ * pending appends). A roll, sync, close or retention roll first waits until nothing is pending.
+ * A failed flush fails every pending append (none acknowledged) and {@code writeOffset} falls
+ * back to the end offset; a failed write marks the stream failed and the flusher fails what its
+ * flush in flight did not cover. If the write or the flush fails, the end
  * offset is not advanced and the bytes that may have reached the file are never read: the
  * segment's writer is dropped and a new active segment is started at the unchanged end offset
  * (replacing the failed one if it held no acknowledged record). If that fails too, the next append
@@ -68,7 +84,8 @@ import org.slf4j.LoggerFactory;
  * written as record format version 2 (producer id and sequence in every record), and opening the
  * log rebuilds the state from them.
  *
- * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock.
+ * <p><b>Thread-safety.</b> Appends, rolls, retention and close are serialized by an append lock;
+ * the flusher takes it to pick what to flush and to publish, never during the flush itself.
  * Reads take no part in it and run concurrently with appends: they see every record below the end
  * offset they read first (volatile), which is published after the records' bytes, index entries
  * and segment size. Removing segments (retention, close) takes a read-write lock exclusively, so a
@@ -96,6 +113,22 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   private volatile boolean closed;
   /** Idempotent produce: the recent puts of each producer. Guarded by the append lock. */
   private ProducerState producers;
+
+  // The append pipeline, guarded by the append lock (see the class comment).
+  /** Signalled when the flusher stops because nothing is pending. */
+  private final java.util.concurrent.locks.Condition drained = appendLock.newCondition();
+  /** Written, not yet durable appends, in offset order; all in the active segment. */
+  private final java.util.ArrayDeque<Group> pending = new java.util.ArrayDeque<>();
+  /** Idempotent puts of the pending appends, per producer in sequence order. */
+  private final Map<Long, java.util.ArrayDeque<PendingPut>> pendingProducers = new HashMap<>();
+  /** A flusher runs; true whenever {@code pending} is not empty. */
+  private boolean flushing;
+  /** The offset the next written message gets: {@code endOffset} plus the pending appends. */
+  private long writeOffset;
+  /** A write into the active segment failed while a flush was in flight: the flusher fails the rest. */
+  private Throwable writeFailure;
+  /** What the appends failed by the last failPipeline fail with. */
+  private Throwable failOutcome;
 
   private PartitionLog(FileSystem fs, Path dir, LogConfig config, Clock clock, TailCache cache,
       PartitionOwnership owner, NextOffsetStore nextOffsets, String topicResourceName, int partitionId) {
@@ -160,6 +193,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     log.lastAppendTimestampMs = maxTs;
     log.segments = List.copyOf(opened);
     log.endOffset = log.active().baseOffset();
+    log.writeOffset = log.endOffset;
     log.producers = ProducerState.recover(log.segments, config.producerStateMaxProducers(),
         config.producerStateExpiryMs(), clock.millis());
     log.recordNextOffset();
@@ -274,9 +308,108 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    *     duplicates included) and the log stays writable
    */
   public PutResult[] appendPuts(List<Put> puts, long appendTimestampMs) throws IOException {
+    Group g = write(puts, appendTimestampMs, true);
+    if (g.runFlusher) flushLoop(g);
+    try {
+      return g.future.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof IOException io) throw io;
+      if (cause instanceof RuntimeException re) throw re;
+      if (cause instanceof Error err) throw err;
+      throw new IOException(cause);
+    }
+  }
+
+  /**
+   * As {@link #appendPuts}, pipelined: writes the puts (one write, no flush) and returns at once
+   * with a future of their results, completed once a flush that covers them has returned and every
+   * earlier append of this log has completed (futures complete in append order, on the log's
+   * flusher thread). Meanwhile the caller may append the next puts: they go into the same stream
+   * behind these while the flush is in flight, and the next flush covers them all. Offsets are
+   * handed out at write time, in order, never twice.
+   *
+   * <p>If a flush (or a write) fails, the future of every append not yet completed fails with the
+   * {@link IOException} (or {@link PartitionFencedException}): none of them is acknowledged, none
+   * becomes readable, and the log continues in a new segment at the end offset of the last
+   * completed append, exactly as after a failed {@link #appendPuts}.
+   *
+   * @throws IllegalArgumentException as {@link #appendPuts}; nothing is written
+   * @throws PartitionFencedException if another server took the partition over; nothing was written
+   * @throws IOException if writing failed at once; nothing of this call is acknowledged
+   */
+  public java.util.concurrent.CompletableFuture<PutResult[]> appendPutsAsync(List<Put> puts, long appendTimestampMs)
+      throws IOException {
+    Group g = write(puts, appendTimestampMs, false);
+    if (g.runFlusher) FLUSH_THREADS.execute(() -> flushLoop(null));
+    return g.future;
+  }
+
+  /**
+   * Flushes run here, at most one per log at a time: a thread per log with a flush in flight
+   * (idle ones end after a minute), so a slow DataNode holds no writer and no pool worker.
+   */
+  private static final java.util.concurrent.ExecutorService FLUSH_THREADS;
+
+  static {
+    java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+    FLUSH_THREADS = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "talos-log-flush-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /**
+   * One append in the pipeline: written, waiting for a flush. {@code batch} is null for an append
+   * that wrote nothing (only repeats and refusals): it completes in order with the others.
+   */
+  private static final class Group {
+    final LogSegment seg;
+    final byte[] batch;
+    final long[] offsets;
+    final int[] positions;
+    /** The segment's written bytes after this batch: a flush that started later covers it. */
+    final long endBytes;
+    final long nextOffset;
+    final long appendTimestampMs;
+    final PutResult[] results;
+    final List<Put> puts;
+    final long[] putFirst;
+    final boolean[] written;
+    final java.util.concurrent.CompletableFuture<PutResult[]> future = new java.util.concurrent.CompletableFuture<>();
+    /** The caller must run the flusher (it was idle). */
+    boolean runFlusher;
+
+    Group(LogSegment seg, byte[] batch, long[] offsets, int[] positions, long endBytes, long nextOffset,
+        long appendTimestampMs, PutResult[] results, List<Put> puts, long[] putFirst, boolean[] written) {
+      this.seg = seg;
+      this.batch = batch;
+      this.offsets = offsets;
+      this.positions = positions;
+      this.endBytes = endBytes;
+      this.nextOffset = nextOffset;
+      this.appendTimestampMs = appendTimestampMs;
+      this.results = results;
+      this.puts = puts;
+      this.putFirst = putFirst;
+      this.written = written;
+    }
+  }
+
+  /** An idempotent put written but not yet durable (or accepted earlier in the same call). */
+  private record PendingPut(int sequence, long firstOffset, long nextOffset) {}
+
+  /**
+   * Validates, decides and encodes the puts and writes them behind the pending appends, without
+   * flushing. Returns the pipeline entry; its {@code runFlusher} tells the caller to start the
+   * flusher. A call that writes nothing and finds the pipeline empty returns a completed entry.
+   */
+  private Group write(List<Put> puts, long appendTimestampMs, boolean inlineFlush) throws IOException {
     Objects.requireNonNull(puts, "puts");
     if (puts.isEmpty()) throw new IllegalArgumentException("no puts to append");
     int blockCount = 0;
+    long maxBytes = 0;
     for (int p = 0; p < puts.size(); p++) {
       Put put = puts.get(p);
       if (put == null || put.blocks() == null || put.blocks().isEmpty()) {
@@ -299,27 +432,31 @@ public final class PartitionLog implements Closeable, ReadablePartition {
           throw new IllegalArgumentException("block " + blockCount + " payload is " + b.payloadLength()
               + " bytes; maxBlockBytes=" + config.maxBlockBytes());
         }
+        maxBytes += RecordFormat.recordLength(b.payload().length, put.idempotent());
         blockCount++;
       }
+    }
+    if (maxBytes > Integer.MAX_VALUE - 16) {
+      throw new IllegalArgumentException("blocks total " + maxBytes + " bytes; one append holds at most "
+          + (Integer.MAX_VALUE - 16));
     }
 
     appendLock.lock();
     try {
-      ensureOpen();
-      owner.ensureNotFenced();
+      long nowMs = clock.millis();
+      // before deciding: a roll waits for the pipeline to drain, which changes what is pending
+      LogSegment seg = segmentForAppend((int) maxBytes, nowMs);
       producers.expire(appendTimestampMs);
       PutResult[] results = new PutResult[puts.size()];
-      // puts to write, and idempotent puts of this call already accepted (a repeat within the call
-      // is answered from them)
       boolean[] write = new boolean[puts.size()];
-      Map<Long, List<Integer>> accepted = new HashMap<>();
+      List<Long> tentative = new ArrayList<>(); // producers given a pending put by this call
       long batchBytes = 0;
-      long next = endOffset;
+      long next = writeOffset;
       long[] putFirst = new long[puts.size()];
       for (int p = 0; p < puts.size(); p++) {
         Put put = puts.get(p);
         if (put.idempotent()) {
-          ProducerState.Decision d = decide(put, accepted, puts, putFirst);
+          ProducerState.Decision d = decide(put);
           if (d instanceof ProducerState.Duplicate dup) {
             results[p] = new PutResult(dup.stored().firstOffset(), true, null);
             continue;
@@ -328,7 +465,6 @@ public final class PartitionLog implements Closeable, ReadablePartition {
             results[p] = new PutResult(-1, false, ooo.message());
             continue;
           }
-          accepted.computeIfAbsent(put.producerId(), k -> new ArrayList<>()).add(p);
         }
         write[p] = true;
         putFirst[p] = next;
@@ -336,14 +472,24 @@ public final class PartitionLog implements Closeable, ReadablePartition {
           batchBytes += RecordFormat.recordLength(b.payloadLength(), put.idempotent());
           next = Math.addExact(next, b.messageCount());
         }
+        if (put.idempotent()) {
+          pendingProducers.computeIfAbsent(put.producerId(), k -> new java.util.ArrayDeque<>())
+              .addLast(new PendingPut(put.sequence(), putFirst[p], next));
+          tentative.add(put.producerId());
+        }
       }
-      if (batchBytes > Integer.MAX_VALUE - 16) {
-        throw new IllegalArgumentException("blocks total " + batchBytes + " bytes; one append holds at most "
-            + (Integer.MAX_VALUE - 16));
+      if (batchBytes == 0) { // nothing new: only duplicates and refusals
+        Group g = new Group(seg, null, null, null, seg.writtenBytes(), writeOffset, appendTimestampMs, results, puts,
+            putFirst, write);
+        if (pending.isEmpty()) {
+          g.future.complete(results);
+        } else {
+          pending.addLast(g); // answered once the appends it may repeat are durable
+        }
+        return g;
       }
-      if (batchBytes == 0) return results; // nothing new: only duplicates and refusals
 
-      long first = endOffset;
+      long first = writeOffset;
       byte[] batch = new byte[(int) batchBytes];
       List<Long> offsetList = new ArrayList<>();
       List<Integer> positionList = new ArrayList<>();
@@ -365,50 +511,161 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       }
       long[] offsets = offsetList.stream().mapToLong(Long::longValue).toArray();
       int[] positions = positionList.stream().mapToInt(Integer::intValue).toArray();
-      long nowMs = clock.millis();
-      LogSegment seg = segmentForAppend(batch.length, nowMs);
       try {
-        seg.append(batch, offsets, positions, next, appendTimestampMs, nowMs);
+        seg.write(batch, nowMs);
       } catch (IOException | RuntimeException | Error e) {
-        throw appendFailed(seg, first, e);
-      }
-      lastAppendTimestampMs = Math.max(lastAppendTimestampMs, appendTimestampMs);
-      endOffset = next;
-      for (int p = 0; p < puts.size(); p++) {
-        if (!write[p]) {
-          continue;
+        for (int i = tentative.size() - 1; i >= 0; i--) {
+          java.util.ArrayDeque<PendingPut> q = pendingProducers.get(tentative.get(i));
+          q.pollLast();
+          if (q.isEmpty()) pendingProducers.remove(tentative.get(i));
         }
-        Put put = puts.get(p);
-        long putNext = putFirst[p];
-        for (BlockToAppend b : put.blocks()) putNext += b.messageCount();
-        if (put.idempotent()) {
-          producers.record(put.producerId(), put.sequence(), putFirst[p], putNext, appendTimestampMs);
-        }
-        results[p] = new PutResult(putFirst[p], false, null);
+        if (!flushing) throw appendFailed(seg, first, e);
+        // the flusher fails the appends before this one that are not durable yet, then replaces
+        // the segment; appends wait for that in segmentForAppend
+        writeFailure = e;
+        if (e instanceof IOException io) throw io;
+        throw new IOException("append to " + seg.path() + " at offset " + first + " failed", e);
       }
-      return results;
+      writeOffset = next;
+      Group g = new Group(seg, batch, offsets, positions, seg.writtenBytes(), next, appendTimestampMs, results, puts,
+          putFirst, write);
+      pending.addLast(g);
+      if (!flushing) {
+        flushing = true;
+        g.runFlusher = true;
+      }
+      return g;
     } finally {
       appendLock.unlock();
     }
   }
 
   /**
-   * The decision for an idempotent put, counting the puts of the same call accepted before it as
-   * if they were stored. Append lock held.
+   * The flusher of this log: while appends are pending, flushes the active segment and completes,
+   * in order, every append the flush covered; on a failure fails every pending append and starts a
+   * new segment. At most one runs per log ({@code flushing}). Run inline by a synchronous {@link
+   * #appendPuts} for its own append ({@code mine}; it hands the rest to {@link #FLUSH_THREADS}) or
+   * on {@link #FLUSH_THREADS}.
    */
-  private ProducerState.Decision decide(Put put, Map<Long, List<Integer>> accepted, List<Put> puts, long[] putFirst) {
-    List<Integer> earlier = accepted.get(put.producerId());
-    if (earlier == null) return producers.check(put.producerId(), put.sequence());
-    int last = puts.get(earlier.get(earlier.size() - 1)).sequence();
+  private void flushLoop(Group mine) {
+    while (true) {
+      LogSegment seg;
+      long target;
+      List<Group> failed = null;
+      Throwable failure = null;
+      appendLock.lock();
+      try {
+        if (writeFailure != null) {
+          failed = failPipeline(active(), writeFailure);
+          failure = failOutcome;
+        } else if (pending.isEmpty()) {
+          flushing = false;
+          drained.signalAll();
+          return;
+        } else if (mine != null && mine.future.isDone()) {
+          FLUSH_THREADS.execute(() -> flushLoop(null)); // still flushing: the pool thread continues
+          return;
+        }
+        seg = pending.isEmpty() ? null : pending.peekFirst().seg;
+        target = seg == null ? 0 : seg.writtenBytes();
+      } finally {
+        appendLock.unlock();
+      }
+      if (failed != null) {
+        completeFailed(failed, failure);
+        continue;
+      }
+      try {
+        seg.flush();
+      } catch (IOException | RuntimeException | Error e) {
+        failure = e;
+      }
+      List<Group> done = new ArrayList<>();
+      appendLock.lock();
+      try {
+        if (failure == null) {
+          while (!pending.isEmpty() && pending.peekFirst().endBytes <= target && pending.peekFirst().seg == seg) {
+            Group g = pending.pollFirst();
+            publish(g);
+            done.add(g);
+          }
+        } else {
+          failed = failPipeline(seg, failure);
+          failure = failOutcome;
+        }
+      } finally {
+        appendLock.unlock();
+      }
+      for (Group g : done) g.future.complete(g.results);
+      if (failed != null) completeFailed(failed, failure);
+    }
+  }
+
+  /** Publishes a durable append to readers and the producer state, in append order. Append lock held. */
+  private void publish(Group g) {
+    if (g.batch != null) {
+      g.seg.publish(g.batch, g.offsets, g.positions, g.nextOffset, g.appendTimestampMs);
+      lastAppendTimestampMs = Math.max(lastAppendTimestampMs, g.appendTimestampMs);
+      endOffset = g.nextOffset;
+    }
+    for (int p = 0; p < g.puts.size(); p++) {
+      if (!g.written[p]) continue;
+      Put put = g.puts.get(p);
+      long putNext = g.putFirst[p];
+      for (BlockToAppend b : put.blocks()) putNext += b.messageCount();
+      if (put.idempotent()) {
+        producers.record(put.producerId(), put.sequence(), g.putFirst[p], putNext, g.appendTimestampMs);
+        java.util.ArrayDeque<PendingPut> q = pendingProducers.get(put.producerId());
+        if (q != null) {
+          q.pollFirst();
+          if (q.isEmpty()) pendingProducers.remove(put.producerId());
+        }
+      }
+      g.results[p] = new PutResult(g.putFirst[p], false, null);
+    }
+  }
+
+  /**
+   * After a failed flush or write: every pending append fails (none was acknowledged), offsets
+   * continue at the end offset of the last completed append, and a new segment starts there.
+   * Append lock held; returns the appends to fail (outside the lock) and sets what they fail with.
+   */
+  private List<Group> failPipeline(LogSegment seg, Throwable failure) {
+    List<Group> failed = new ArrayList<>(pending);
+    pending.clear();
+    pendingProducers.clear();
+    writeOffset = endOffset;
+    writeFailure = null;
+    Throwable outcome;
+    try {
+      outcome = active() == seg ? appendFailed(seg, endOffset, failure) : failure;
+    } catch (RuntimeException | Error e) {
+      outcome = e;
+    }
+    failOutcome = outcome;
+    return failed;
+  }
+
+  private static void completeFailed(List<Group> failed, Throwable outcome) {
+    for (Group g : failed) g.future.completeExceptionally(outcome);
+  }
+
+  /**
+   * The decision for an idempotent put, counting the puts of the pipeline (written, not yet durable)
+   * and of this call accepted before it as if they were stored. Append lock held.
+   */
+  private ProducerState.Decision decide(Put put) {
+    java.util.ArrayDeque<PendingPut> earlier = pendingProducers.get(put.producerId());
+    if (earlier == null || earlier.isEmpty()) return producers.check(put.producerId(), put.sequence());
+    int last = earlier.peekLast().sequence();
     if (put.sequence() == last + 1) return new ProducerState.Append();
-    for (int p : earlier) {
-      if (puts.get(p).sequence() == put.sequence()) {
-        long n = 0;
-        for (BlockToAppend b : puts.get(p).blocks()) n += b.messageCount();
-        return new ProducerState.Duplicate(new ProducerState.StoredPut(put.sequence(), putFirst[p], putFirst[p] + n));
+    for (PendingPut e : earlier) {
+      if (e.sequence() == put.sequence()) {
+        return new ProducerState.Duplicate(new ProducerState.StoredPut(put.sequence(), e.firstOffset(),
+            e.nextOffset()));
       }
     }
-    if (put.sequence() < puts.get(earlier.get(0)).sequence()) return producers.check(put.producerId(), put.sequence());
+    if (put.sequence() < earlier.peekFirst().sequence()) return producers.check(put.producerId(), put.sequence());
     return new ProducerState.OutOfOrder("producer " + put.producerId() + " sent sequence " + put.sequence()
         + " but the last one accepted is " + last + "; expected " + (last + 1));
   }
@@ -423,26 +680,41 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     }
   }
 
-  /** The active segment, after rolling it by size or age or replacing it after a failure. */
+  /**
+   * The active segment, after rolling it by size or age or replacing it after a failure; checks
+   * that the log is open and owned. A roll or a replacement first waits until the pipeline has
+   * drained (no append pending, no flush in flight), so that a segment is sealed only with every
+   * append in it completed. Append lock held (released while waiting).
+   */
   private LogSegment segmentForAppend(int batchBytes, long nowMs) throws IOException {
-    LogSegment a = active();
-    if (!a.isWritable()) {
-      LOG.info("Starting a new segment of {} at offset {} (the last append or roll failed)", dir, endOffset);
-      return startNewActiveSegment();
-    }
-    if (a.hasRecords()) {
-      if (a.validBytes() + batchBytes > config.segmentBytes()) {
+    while (true) {
+      ensureOpen();
+      owner.ensureNotFenced();
+      LogSegment a = active();
+      boolean replace = !a.isWritable() || writeFailure != null;
+      boolean full = !replace && a.writtenBytes() > 0 && a.writtenBytes() + batchBytes > config.segmentBytes();
+      boolean old = !replace && a.writtenBytes() > 0 && nowMs - a.firstAppendClockMs() >= config.segmentMs();
+      if (!replace && !full && !old) return a;
+      if (flushing) {
+        drained.awaitUninterruptibly();
+        continue;
+      }
+      if (replace) {
+        LOG.info("Starting a new segment of {} at offset {} (the last append or roll failed)", dir, endOffset);
+      } else if (full) {
         LOG.debug("Rolling {} at offset {}: {} + {} bytes > segmentBytes={}", dir, endOffset, a.validBytes(),
             batchBytes, config.segmentBytes());
-        return startNewActiveSegment();
-      }
-      if (nowMs - a.firstAppendClockMs() >= config.segmentMs()) {
+      } else {
         LOG.debug("Rolling {} at offset {}: first append {} ms ago >= segmentMs={}", dir, endOffset,
             nowMs - a.firstAppendClockMs(), config.segmentMs());
-        return startNewActiveSegment();
       }
+      return startNewActiveSegment();
     }
-    return a;
+  }
+
+  /** Waits until no append is pending and no flush in flight. Append lock held (released while waiting). */
+  private void drain() {
+    while (flushing) drained.awaitUninterruptibly();
   }
 
   /**
@@ -665,7 +937,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       long cutoffMs = clock.millis() - retentionMs;
       List<LogSegment> segs = segments;
       int expired = SegmentRetention.expiredSealedSegments(segs, cutoffMs);
-      if (SegmentRetention.activeExpired(segs, expired, cutoffMs)) {
+      if (!flushing && SegmentRetention.activeExpired(segs, expired, cutoffMs)) {
         try {
           startNewActiveSegment();
           segs = segments;
@@ -706,6 +978,9 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   public void sync() throws IOException {
     appendLock.lock();
     try {
+      ensureOpen();
+      owner.ensureNotFenced();
+      drain();
       ensureOpen();
       owner.ensureNotFenced();
       active().sync();
@@ -782,10 +1057,11 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   public void close() {
     appendLock.lock();
     try {
+      if (closed) return;
+      closed = true; // no new appends; the pending ones complete (or fail) first
+      drain();
       segmentsLock.writeLock().lock();
       try {
-        if (closed) return;
-        closed = true;
         boolean owned;
         try {
           owner.check();
@@ -813,9 +1089,10 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   public void deleteAll() throws IOException {
     appendLock.lock();
     try {
+      closed = true;
+      drain();
       segmentsLock.writeLock().lock();
       try {
-        closed = true;
         for (LogSegment s : segments) {
           s.abortWriter();
           s.closeInput();

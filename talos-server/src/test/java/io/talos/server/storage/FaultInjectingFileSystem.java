@@ -34,6 +34,9 @@ class FaultInjectingFileSystem extends FilterFileSystem {
   final AtomicInteger hsyncs = new AtomicInteger();
   final AtomicInteger opens = new AtomicInteger();
   volatile boolean snapshotReads;
+  /** While set, every hflush/hsync counts down {@link #flushEntered} and waits until the gate opens. */
+  volatile java.util.concurrent.CountDownLatch flushGate;
+  volatile java.util.concurrent.CountDownLatch flushEntered = new java.util.concurrent.CountDownLatch(1);
   /** Paths whose delete returns false without deleting (as a file system that refuses does). */
   volatile java.util.function.Predicate<Path> refuseDelete = p -> false;
 
@@ -103,6 +106,7 @@ class FaultInjectingFileSystem extends FilterFileSystem {
     @Override
     public void hflush() throws IOException {
       hflushes.incrementAndGet();
+      awaitGate();
       out.hflush(); // the bytes do reach the file: only the acknowledgement fails
       if (failNextFlushes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) throw new IOException("injected hflush failure");
     }
@@ -110,6 +114,7 @@ class FaultInjectingFileSystem extends FilterFileSystem {
     @Override
     public void hsync() throws IOException {
       hsyncs.incrementAndGet();
+      awaitGate();
       out.hsync();
       if (failNextFlushes.getAndUpdate(n -> Math.max(0, n - 1)) > 0) throw new IOException("injected hsync failure");
     }
@@ -117,6 +122,18 @@ class FaultInjectingFileSystem extends FilterFileSystem {
     @Override
     public void close() throws IOException {
       out.close();
+    }
+  }
+
+  private void awaitGate() throws IOException {
+    java.util.concurrent.CountDownLatch gate = flushGate;
+    if (gate == null) return;
+    flushEntered.countDown();
+    try {
+      gate.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("interrupted at the flush gate");
     }
   }
 
