@@ -99,6 +99,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_OPEN_SWEEP_INTERVAL_MS = "storage.open.sweep.interval.ms";
   public static final String STORAGE_OPEN_THREADS = "storage.open.threads";
   public static final String STORAGE_OPEN_PENDING_MAX = "storage.open.pending.max";
+  public static final String STORAGE_FLUSH_THREADS = "storage.flush.threads";
   public static final String STORAGE_IO_THREADS = "storage.io.threads";
 
   public static final String METADATA_STORE = "metadata.store";
@@ -301,6 +302,8 @@ public final class ServerConfig extends TalosConfig {
           "How often idle, fenced and over-limit partition logs are closed, in ms.")
       .define(STORAGE_OPEN_THREADS, Type.INT, 4, Validator.between(1, 1024),
           "Threads opening (recovering) partition logs, off the request threads; a request waits for an open at most until its deadline, then gets REQUEST_PROCESS_TIMEOUT (retriable) while the open goes on.")
+      .define(STORAGE_FLUSH_THREADS, Type.INT, 64, Validator.between(1, 4096),
+          "Most threads flushing (hflush/hsync) partition logs at the same time; each log has at most one flush in flight while its writer goes on with the next appends, and a log whose flush waits for a thread acknowledges later, never earlier.")
       .define(STORAGE_OPEN_PENDING_MAX, Type.INT, 1024, Validator.between(1, 1_000_000),
           "Most partition opens waiting for an open thread; beyond it a request needing an open is refused at once with HDFS_OPERATION_FAILED (retriable).")
       .define(STORAGE_IO_THREADS, Type.INT, -1, Validator.between(-1, 4096),

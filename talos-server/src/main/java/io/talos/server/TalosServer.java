@@ -568,7 +568,7 @@ public final class TalosServer implements AutoCloseable {
     PartitionLogs.Limits limits = new PartitionLogs.Limits(config.getInt(ServerConfig.STORAGE_OPEN_LOGS_MAX),
         config.getInt(ServerConfig.STORAGE_OPEN_FILES_MAX), config.getLong(ServerConfig.STORAGE_OPEN_IDLE_CLOSE_MS),
         config.getInt(ServerConfig.STORAGE_OPEN_THREADS), config.getInt(ServerConfig.STORAGE_OPEN_PENDING_MAX),
-        config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS));
+        config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS), config.getInt(ServerConfig.STORAGE_FLUSH_THREADS));
     return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES),
         limits, new MetadataNextOffsets(store));
   }

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * fsync) started after the write, and only then publishes the new end offset.
  *
  * <p><b>Pipeline.</b> {@link #appendPutsAsync} returns after the write; the log's flusher (at most
- * one per log, on {@link #FLUSH_THREADS}) flushes without the append lock while the next appends
+ * one per log, on {@link #flushThreads}) flushes without the append lock while the next appends
  * are written behind, then publishes and completes, in offset order, every pending append the
  * flush covered, and flushes again if more was written meanwhile:
  *
@@ -341,23 +341,38 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   public java.util.concurrent.CompletableFuture<PutResult[]> appendPutsAsync(List<Put> puts, long appendTimestampMs)
       throws IOException {
     Group g = write(puts, appendTimestampMs, false);
-    if (g.runFlusher) FLUSH_THREADS.execute(() -> flushLoop(null));
+    if (g.runFlusher) flushThreads.execute(() -> flushLoop(null));
     return g.future;
   }
 
   /**
-   * Flushes run here, at most one per log at a time: a thread per log with a flush in flight
-   * (idle ones end after a minute), so a slow DataNode holds no writer and no pool worker.
+   * Where this log's flushes run, at most one per log at a time, so a slow DataNode holds no writer
+   * and no pool worker. A server's {@link PartitionLogs} sets its own bounded pool ({@code
+   * storage.flush.threads}) before it hands the log out; a log opened directly (tools, tests) uses
+   * {@link #DEFAULT_FLUSH_THREADS}. A bounded pool is enough: a flush task waits only for I/O,
+   * never for another log's flush, and each log queues at most one.
    */
-  private static final java.util.concurrent.ExecutorService FLUSH_THREADS;
+  private volatile java.util.concurrent.Executor flushThreads = DEFAULT_FLUSH_THREADS;
 
-  static {
+  /** The flush pool of logs opened outside a {@link PartitionLogs}. */
+  private static final java.util.concurrent.ExecutorService DEFAULT_FLUSH_THREADS = flushPool(64, "talos-log-flush-");
+
+  /** A pool of at most {@code threads} daemon threads (idle ones end after a minute) for log flushes. */
+  static java.util.concurrent.ThreadPoolExecutor flushPool(int threads, String namePrefix) {
     java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-    FLUSH_THREADS = java.util.concurrent.Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "talos-log-flush-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(threads, threads,
+        60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, namePrefix + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
+  /** Runs this log's flushes on {@code pool}; called by the owner before the log is shared. */
+  void flushOn(java.util.concurrent.Executor pool) {
+    this.flushThreads = Objects.requireNonNull(pool, "pool");
   }
 
   /**
@@ -544,8 +559,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    * The flusher of this log: while appends are pending, flushes the active segment and completes,
    * in order, every append the flush covered; on a failure fails every pending append and starts a
    * new segment. At most one runs per log ({@code flushing}). Run inline by a synchronous {@link
-   * #appendPuts} for its own append ({@code mine}; it hands the rest to {@link #FLUSH_THREADS}) or
-   * on {@link #FLUSH_THREADS}.
+   * #appendPuts} for its own append ({@code mine}; it hands the rest to {@link #flushThreads}) or
+   * on {@link #flushThreads}.
    */
   private void flushLoop(Group mine) {
     while (true) {
@@ -563,7 +578,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
           drained.signalAll();
           return;
         } else if (mine != null && mine.future.isDone()) {
-          FLUSH_THREADS.execute(() -> flushLoop(null)); // still flushing: the pool thread continues
+          flushThreads.execute(() -> flushLoop(null)); // still flushing: the pool thread continues
           return;
         }
         seg = pending.isEmpty() ? null : pending.peekFirst().seg;

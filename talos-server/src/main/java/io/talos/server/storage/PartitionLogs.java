@@ -105,14 +105,22 @@ public final class PartitionLogs implements Closeable {
    * @param defaultDeadlineMs how long a caller without a deadline waits for an open
    */
   public record Limits(int maxOpenLogs, int maxOpenFiles, long idleCloseMs, int openThreads, int maxPendingOpens,
-      long defaultDeadlineMs) {
+      long defaultDeadlineMs, int flushThreads) {
+    public static final int DEFAULT_FLUSH_THREADS = 64;
     public static final Limits UNBOUNDED = new Limits(Integer.MAX_VALUE, Integer.MAX_VALUE, 0, 0, 0, Long.MAX_VALUE);
 
     public Limits {
       if (maxOpenLogs < 1 || maxOpenFiles < 1 || idleCloseMs < 0 || openThreads < 0 || maxPendingOpens < 0
-          || defaultDeadlineMs < 1) {
+          || defaultDeadlineMs < 1 || flushThreads < 1) {
         throw new IllegalArgumentException("invalid limits " + this);
       }
+    }
+
+    /** Limits with {@link #DEFAULT_FLUSH_THREADS} flush threads. */
+    public Limits(int maxOpenLogs, int maxOpenFiles, long idleCloseMs, int openThreads, int maxPendingOpens,
+        long defaultDeadlineMs) {
+      this(maxOpenLogs, maxOpenFiles, idleCloseMs, openThreads, maxPendingOpens, defaultDeadlineMs,
+          DEFAULT_FLUSH_THREADS);
     }
   }
 
@@ -144,6 +152,8 @@ public final class PartitionLogs implements Closeable {
   private final Map<TopicPartition, String> fenced = new ConcurrentHashMap<>();
   /** Null when opens run on the caller's thread. */
   private final ThreadPoolExecutor openExecutor;
+  /** Where the open logs' flushes run ({@link Limits#flushThreads}); shut down after the logs closed. */
+  private final ThreadPoolExecutor flushExecutor;
   private final AtomicInteger opensCount = new AtomicInteger();
   private final AtomicInteger evictionsCount = new AtomicInteger();
   /** Asked before every write use of a log; see {@link PartitionWriteGate}. */
@@ -188,6 +198,7 @@ public final class PartitionLogs implements Closeable {
       NextOffsetStore nextOffsets) {
     this.limits = Objects.requireNonNull(limits, "limits");
     this.nextOffsets = Objects.requireNonNull(nextOffsets, "nextOffsets");
+    this.flushExecutor = PartitionLog.flushPool(limits.flushThreads(), "talos-log-flush-");
     if (limits.openThreads() > 0) {
       AtomicInteger n = new AtomicInteger();
       this.openExecutor = new ThreadPoolExecutor(limits.openThreads(), limits.openThreads(), 60, TimeUnit.SECONDS,
@@ -368,6 +379,7 @@ public final class PartitionLogs implements Closeable {
     try {
       log = PartitionLog.open(fs, partitionDir(key.topicResourceName(), key.partitionId()), config, clock, tailCache,
           nextOffsets, key.topicResourceName(), key.partitionId(), reset);
+      log.flushOn(flushExecutor);
     } catch (IOException | RuntimeException | Error e) {
       logs.remove(key, mine);
       mine.completeExceptionally(e);
@@ -921,6 +933,7 @@ public final class PartitionLogs implements Closeable {
         LOG.debug("{} never opened", key, e);
       }
     }
+    flushExecutor.shutdown(); // the closed logs have nothing in flight
   }
 
   private void ensureOpen() throws IOException {

@@ -347,4 +347,27 @@ class PartitionLogsTest {
       return super.listStatus(f);
     }
   }
+
+  @Test
+  void shouldAcknowledgeEveryPipelinedAppendOfManyLogsThroughOneFlushThread() throws Exception {
+    // storage.flush.threads=1: the logs' flushes queue for the one thread; none may wait for another.
+    PartitionLogs bounded = new PartitionLogs(fs, new Path(new Path(tmp.toUri()), "bounded"), config, clock, 0,
+        new PartitionLogs.Limits(100, 1000, 0, 0, 0, 10_000, 1), NextOffsetStore.NONE);
+    try {
+      List<java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]>> acks = new ArrayList<>();
+      for (int round = 0; round < 20; round++) {
+        for (int p = 0; p < 8; p++) {
+          PartitionLog log = bounded.log(ORDERS, p);
+          acks.add(log.appendPutsAsync(List.of(new PartitionLog.Put(
+              List.of(LogFixture.block(round, 1, 100)), PartitionLog.NO_PRODUCER, -1)), T0));
+        }
+      }
+      for (int i = 0; i < acks.size(); i++) {
+        assertEquals(i / 8, acks.get(i).get(30, java.util.concurrent.TimeUnit.SECONDS)[0].firstOffset());
+      }
+      for (int p = 0; p < 8; p++) assertEquals(20, bounded.log(ORDERS, p).endOffset());
+    } finally {
+      bounded.close();
+    }
+  }
 }
