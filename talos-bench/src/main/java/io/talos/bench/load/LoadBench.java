@@ -208,9 +208,13 @@ public final class LoadBench {
         + " (default: ${DEFAULT-VALUE}, the client's default).")
     long fetchIntervalMs = 200;
 
+    @Option(names = "--sdk-in-flight", description = "TalosProducer max.in.flight.requests; 0: the client's default"
+        + " (default: ${DEFAULT-VALUE}).")
+    int inFlight = 0;
+
     SdkScenario.Options options() {
       return new SdkScenario.Options(sizes, partitions, batchBytes, seconds, backlog, backlogBytes, rate, latencyBytes,
-          latencyWarmup, latencySeconds, longPollMs, fetchIntervalMs);
+          latencyWarmup, latencySeconds, longPollMs, fetchIntervalMs, inFlight);
     }
   }
 

@@ -49,7 +49,7 @@ final class SdkScenario {
   /** Options of the scenario. */
   record Options(List<Integer> sizes, int partitions, int batchBytes, double seconds, long backlog,
       int backlogBytes, int rate, int latencyBytes, double latencyWarmup, double latencySeconds,
-      long longPollMs, long fetchIntervalMs) {}
+      long longPollMs, long fetchIntervalMs, int inFlight) {}
 
   record Latency(String name, Histogram e2e, long measured, String failure) {}
 
@@ -63,14 +63,15 @@ final class SdkScenario {
         + " %s s measured after %s s warm-up; both: %d-byte batches per partition (Talos batch.max.bytes,"
         + " batch.max.records=100000; Kafka batch.size), linger.ms=5, 32 MiB buffer, idempotence on, no"
         + " compression, default sticky partitioner; Kafka acks=all, max.in.flight.requests.per.connection=5;"
-        + " Talos max.in.flight.requests (default) per producer, one per partition."
+        + " Talos max.in.flight.requests=%s per producer, at most one per partition."
         + " Catch-up: %,d records of %d bytes already stored, one group member from creation to the last"
         + " record (defaults: Talos poll mode max.fetch.records=1000, max.poll.buffered.records=10000; Kafka"
         + " max.poll.records=500). Latency: %,d records/s of %d bytes for %s s after %s s warm-up, linger.ms=0;"
         + " Talos with long poll (fetch.max.wait.ms=%d) and without (fetch.max.wait.ms=0, a fetch every"
         + " fetch.backoff.ms=%d when caught up); Kafka fetch.min.bytes=1, fetch.max.wait.ms=500 (default)."
         + " Durability on both: %s.", o.partitions, SyncScenario.fmt(o.seconds), SyncScenario.fmt(warmupSeconds),
-        o.batchBytes, o.backlog, o.backlogBytes, o.rate, o.latencyBytes, SyncScenario.fmt(o.latencySeconds),
+        o.batchBytes, o.inFlight > 0 ? Integer.toString(o.inFlight)
+            : io.talos.client.producer.ProducerConfig.defaults().maxInFlightRequests() + " (default)", o.backlog, o.backlogBytes, o.rate, o.latencyBytes, SyncScenario.fmt(o.latencySeconds),
         SyncScenario.fmt(o.latencyWarmup), o.longPollMs, o.fetchIntervalMs, LatencyScenario.durabilityText(ctx)));
     List<Double> talosProduce = new ArrayList<>();
     List<Double> kafkaProduce = new ArrayList<>();
@@ -154,10 +155,11 @@ final class SdkScenario {
 
   // ------------------------------------------------------------------ Talos
 
-  static io.talos.client.producer.ProducerConfig.Builder talosProducerConfig(int batchBytes) {
-    return io.talos.client.producer.ProducerConfig.builder()
-        .batchMaxBytes(batchBytes).batchMaxRecords(100_000).lingerMs(5)
+  static io.talos.client.producer.ProducerConfig.Builder talosProducerConfig(Options o) {
+    io.talos.client.producer.ProducerConfig.Builder b = io.talos.client.producer.ProducerConfig.builder()
+        .batchMaxBytes(o.batchBytes).batchMaxRecords(100_000).lingerMs(5)
         .bufferMemoryBytes(32L * 1024 * 1024);
+    return o.inFlight > 0 ? b.maxInFlightRequests(o.inFlight) : b;
   }
 
   private static double talosProduce(BenchContext ctx, TalosClient client, String topic, int size, Options o,
@@ -170,7 +172,7 @@ final class SdkScenario {
     double rate;
     ctx.progress.start("sdk talos produce " + size + " B", warmupSeconds + o.seconds,
         () -> String.format(Locale.ROOT, "%,d acked", acked.get()));
-    try (TalosProducer producer = client.producer(topic, talosProducerConfig(o.batchBytes).build())) {
+    try (TalosProducer producer = client.producer(topic, talosProducerConfig(o).build())) {
       rate = sendLoop(warmupSeconds, o.seconds, acked, () -> producer.send(ProducerRecord.of(payload), (md, e) -> {
         if (e == null) {
           acked.incrementAndGet();
@@ -180,6 +182,13 @@ final class SdkScenario {
         }
       }));
       producer.flush();
+      // where the time goes: batch sizes and the put round trip as the producer saw them
+      var m = producer.metrics();
+      var batches = m.getHistograms().get("batch-records").getSnapshot();
+      var requests = m.getTimers().get("request-latency");
+      ctx.report.text(String.format(Locale.ROOT, "_Talos producer, %d B: %,d puts, mean %.0f records per batch,"
+          + " put round trip mean %.1f ms, p99 %.1f ms_", size, requests.getCount(), batches.getMean(),
+          requests.getSnapshot().getMean() / 1e6, requests.getSnapshot().get99thPercentile() / 1e6));
     }
     ctx.progress.stop();
     if (failed.get() > 0) ctx.report.text("_sdk talos produce: " + failed.get() + " failed, first: " + firstFailure.get() + "_");
@@ -210,7 +219,7 @@ final class SdkScenario {
     byte[] payload = BenchContext.payload(o.backlogBytes);
     AtomicLong acked = new AtomicLong();
     ctx.progress.start("sdk talos backlog", 0, () -> String.format(Locale.ROOT, "%,d / %,d", acked.get(), o.backlog));
-    try (TalosProducer producer = client.producer(topic, talosProducerConfig(o.batchBytes).build())) {
+    try (TalosProducer producer = client.producer(topic, talosProducerConfig(o).build())) {
       for (long i = 0; i < o.backlog; i++) {
         producer.send(ProducerRecord.of(payload), (md, e) -> {
           if (e == null) acked.incrementAndGet();
@@ -278,7 +287,7 @@ final class SdkScenario {
         .fetchMaxWaitMs(maxWaitMs).fetchBackoffMs(o.fetchIntervalMs).build();
     long[] measureStart = {Long.MAX_VALUE};
     try (TalosConsumer consumer = client.consumer(topic, "sdk-latency", cc);
-        TalosProducer producer = client.producer(topic, talosProducerConfig(o.batchBytes).lingerMs(0).build())) {
+        TalosProducer producer = client.producer(topic, talosProducerConfig(o).lingerMs(0).build())) {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (consumer.assignment().size() < o.partitions && System.nanoTime() < deadline) Thread.sleep(50);
       Thread.sleep(1000); // every reader has started (read its committed offset) and caught up
