@@ -296,6 +296,54 @@ class TalosCliEndToEndTest {
     }
   }
 
+  /**
+   * consume --group --follow long-polls: each new message is printed well before
+   * --poll-interval-ms, and reaching --max ends the command at once although the server still
+   * holds the other partition's fetch.
+   */
+  @Test
+  void consumeAsAGroupFollowingPrintsNewMessagesPromptlyAndExitsWhileAFetchIsHeld() throws Exception {
+    client.admin().createTopic("follow-group", 2);
+    client.producer("follow-group", 0).put(List.of("f0".getBytes(UTF_8)));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int[] exit = {-1};
+    long pollIntervalMs = 4_000;
+    Thread cli = new Thread(() -> exit[0] = run("", new PrintStream(out, true, UTF_8), err,
+        "consume", "follow-group", "--group", "fg", "--follow", "--max", "3",
+        "--poll-interval-ms", Long.toString(pollIntervalMs)));
+    cli.start();
+    try {
+      awaitOutput(out, "f0\n", 30_000);
+      for (int i = 1; i <= 2; i++) {
+        long t0 = System.nanoTime();
+        client.producer("follow-group", 0).put(List.of(("f" + i).getBytes(UTF_8)));
+        StringBuilder expected = new StringBuilder();
+        for (int j = 0; j <= i; j++) expected.append("f").append(j).append('\n');
+        awaitOutput(out, expected.toString(), 30_000);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(ms < pollIntervalMs / 2, "message " + i + " printed after " + ms + " ms");
+      }
+      long t0 = System.nanoTime();
+      cli.join(30_000);
+      long exitMs = (System.nanoTime() - t0) / 1_000_000;
+      assertFalse(cli.isAlive(), "consume --group --follow --max 3 did not finish");
+      assertEquals(0, exit[0], err.toString(UTF_8));
+      assertTrue(exitMs < 3_000, "exit took " + exitMs + " ms while partition 1's fetch was held");
+      assertEquals(2, client.consumerGroups().describe("follow-group", "fg").get(0).committedOffset());
+    } finally {
+      cli.interrupt();
+    }
+  }
+
+  private static void awaitOutput(ByteArrayOutputStream out, String expected, long timeoutMs) throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+    while (!out.toString(UTF_8).equals(expected)) {
+      assertTrue(System.nanoTime() < deadline, "expected " + expected + ", printed: " + out.toString(UTF_8));
+      Thread.sleep(5);
+    }
+  }
+
   @Test
   void versionAndEverySubcommandsHelpAreComplete() {
     Result version = talos("", "--version");

@@ -368,6 +368,73 @@ class TalosConsumerEndToEndTest {
     }
   }
 
+  private static int parkedGets() {
+    return (Integer) ((Gauge<?>) server.metrics().getGauges().get("fetch.waiters.parked")).getValue();
+  }
+
+  /**
+   * Poll mode with long poll: a message written while the member is caught up reaches poll within
+   * well under fetch.backoff.ms, also right after the previous one (the fetch after a batch waits
+   * on the server rather than finding nothing and backing off), and close does not wait for the
+   * gets the server is holding.
+   */
+  @Test
+  void pollModeWithLongPollDeliversEachMessagePromptlyAndClosesWithoutWaitingForHeldGets() throws Exception {
+    client.admin().createTopic("poll-lp", 2);
+    long backoffMs = 3_000;
+    TalosConsumer c = client.consumer("poll-lp", "g", fast().autoCommit(false)
+        .fetchBackoffMs(backoffMs).fetchMaxWaitMs(8_000).startFrom(StartFrom.LATEST).build());
+    try {
+      await("assignment", 30, () -> c.assignment().size() == 2);
+      await("both partitions parked on the server", 30, () -> parkedGets() == 2);
+      io.talos.client.producer.SimpleProducer p0 = client.producer("poll-lp", 0);
+      for (int i = 0; i < 4; i++) {
+        long t0 = System.nanoTime();
+        p0.put(List.of(("lp" + i).getBytes(UTF_8)));
+        List<ConsumerRecord> got = new ArrayList<>();
+        while (got.isEmpty() && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(20)) {
+          got.addAll(c.poll(Duration.ofMillis(50)));
+        }
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertEquals(1, got.size(), "message " + i);
+        assertEquals("lp" + i, new String(got.get(0).message().payload(), UTF_8));
+        assertTrue(ms < backoffMs / 2, "message " + i + " took " + ms + " ms (fetch.backoff.ms " + backoffMs + ")");
+      }
+      await("parked again", 30, () -> parkedGets() == 2);
+    } finally {
+      long t0 = System.nanoTime();
+      c.close();
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(ms < 2_000, "close took " + ms + " ms while gets were held for up to 8 s");
+    }
+  }
+
+  /**
+   * Poll mode: a reader that found the poll buffer full goes on as soon as poll made room. The
+   * buffer holds one batch, and the application takes 100 ms per poll, so the other reader finds
+   * it full nearly every time: waiting fetch.backoff.ms (5 s) for each of the 40 refills would
+   * take minutes.
+   */
+  @Test
+  void pollModeReadersResumeAsSoonAsPollMakesRoom() throws Exception {
+    client.admin().createTopic("poll-room", 2);
+    produce("poll-room", 2_000, "r");
+    long backoffMs = 5_000;
+    try (TalosConsumer c = client.consumer("poll-room", "g", fast().autoCommit(false)
+        .fetchBackoffMs(backoffMs).maxFetchRecords(50).maxPollBufferedRecords(50).build())) {
+      await("assignment", 30, () -> c.assignment().size() == 2);
+      long t0 = System.nanoTime();
+      int n = 0;
+      while (n < 2_000 && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(90)) {
+        n += c.poll(Duration.ofMillis(100)).size();
+        Thread.sleep(100); // the application's work on them: meanwhile the readers fill the buffer
+      }
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertEquals(2_000, n, "records polled in " + ms + " ms");
+      assertTrue(ms < 5 * backoffMs, "2,000 records through a 50-record buffer took " + ms + " ms");
+    }
+  }
+
   @Test
   void lagPerPartitionIsAMetricThatFallsToZeroOnceCaughtUp() throws Exception {
     client.admin().createTopic("lag", 2);

@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
 @Command(name = "talos bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Whole-system benchmarks of Talos, with Apache Kafka 4.3.1 side by side.",
     subcommands = {LoadBench.Sync.class, LoadBench.Threads.class, LoadBench.Throughput.class,
-        LoadBench.Latency.class, LoadBench.All.class})
+        LoadBench.Latency.class, LoadBench.Sdk.class, LoadBench.All.class})
 public final class LoadBench {
   /** Options every scenario takes. */
   static final class Common {
@@ -169,6 +169,55 @@ public final class LoadBench {
     long pollMicros = 100;
   }
 
+  static final class SdkOptions {
+    @Option(names = "--sdk-sizes", split = ",", description = "Record sizes of the async produce test (default: ${DEFAULT-VALUE}).")
+    List<Integer> sizes = new ArrayList<>(List.of(100, 1024));
+
+    @Option(names = "--sdk-partitions", description = "Partitions of every SDK test's topic (default: ${DEFAULT-VALUE}).")
+    int partitions = 16;
+
+    @Option(names = "--sdk-batch-bytes", description = "Bytes per partition batch: Talos batch.max.bytes, Kafka batch.size"
+        + " (default: ${DEFAULT-VALUE}).")
+    int batchBytes = 131072;
+
+    @Option(names = "--sdk-seconds", description = "Measured seconds of async producing per size (default: ${DEFAULT-VALUE}).")
+    double seconds = 15;
+
+    @Option(names = "--backlog", description = "Records in the group catch-up backlog (default: ${DEFAULT-VALUE}).")
+    long backlog = 1_000_000;
+
+    @Option(names = "--backlog-bytes", description = "Size of the backlog's records (default: ${DEFAULT-VALUE}).")
+    int backlogBytes = 100;
+
+    @Option(names = "--sdk-rate", description = "Records per second of the end-to-end latency test (default: ${DEFAULT-VALUE}).")
+    int rate = 1000;
+
+    @Option(names = "--sdk-latency-bytes", description = "Record size of the latency test (default: ${DEFAULT-VALUE}).")
+    int latencyBytes = 1024;
+
+    @Option(names = "--sdk-latency-warmup", description = "Seconds at the rate before recording (default: ${DEFAULT-VALUE}).")
+    double latencyWarmup = 5;
+
+    @Option(names = "--sdk-latency-seconds", description = "Measured seconds of the latency test (default: ${DEFAULT-VALUE}).")
+    double latencySeconds = 20;
+
+    @Option(names = "--long-poll-ms", description = "TalosConsumer fetch.max.wait.ms with long poll (default: ${DEFAULT-VALUE}).")
+    long longPollMs = 5000;
+
+    @Option(names = "--fetch-interval-ms", description = "TalosConsumer fetch.backoff.ms: the pause after an empty fetch"
+        + " (default: ${DEFAULT-VALUE}, the client's default).")
+    long fetchIntervalMs = 200;
+
+    @Option(names = "--sdk-in-flight", description = "TalosProducer max.in.flight.requests; 0: the client's default"
+        + " (default: ${DEFAULT-VALUE}).")
+    int inFlight = 0;
+
+    SdkScenario.Options options() {
+      return new SdkScenario.Options(sizes, partitions, batchBytes, seconds, backlog, backlogBytes, rate, latencyBytes,
+          latencyWarmup, latencySeconds, longPollMs, fetchIntervalMs, inFlight);
+    }
+  }
+
   /** Runs scenarios with the context, the report and the work directory set up and torn down. */
   abstract static class Scenario implements Callable<Integer> {
     @Mixin
@@ -263,6 +312,24 @@ public final class LoadBench {
     @Override
     void run(BenchContext ctx) throws Exception {
       LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.pollMicros, o.inflight);
+    }
+  }
+
+  @Command(name = "sdk", mixinStandardHelpOptions = true,
+      description = "The high-level clients: one TalosProducer vs one KafkaProducer (async produce), one group"
+          + " TalosConsumer vs one group KafkaConsumer (backlog catch-up), and end-to-end latency with and without"
+          + " long poll.")
+  static final class Sdk extends Scenario {
+    @Mixin SdkOptions o;
+
+    @Override
+    String name() {
+      return "SDK clients";
+    }
+
+    @Override
+    void run(BenchContext ctx) throws Exception {
+      SdkScenario.run(ctx, common.warmup, o.options());
     }
   }
 

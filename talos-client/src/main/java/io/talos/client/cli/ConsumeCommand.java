@@ -91,7 +91,9 @@ final class ConsumeCommand implements Callable<Integer> {
   int fetchSize;
 
   @Option(names = "--poll-interval-ms", paramLabel = "MS", defaultValue = "500",
-      description = "Pause between polls that found nothing (default: ${DEFAULT-VALUE}).")
+      description = "Pause between polls that found nothing (default: ${DEFAULT-VALUE}). With --group"
+          + " the server holds a fetch that finds nothing until a message arrives (long poll, up to 5 s),"
+          + " and this pause applies only when the server answers at once.")
   long pollIntervalMs;
 
   @Option(names = "--idle-timeout-ms", paramLabel = "MS", defaultValue = "2000",
@@ -121,8 +123,9 @@ final class ConsumeCommand implements Callable<Integer> {
         throw usage("--from-timestamp: " + e.getMessage());
       }
     }
-    try (TalosClient client = cli.connect(options.configBuilder().build())) {
-      if (group != null) return consumeAsGroupMember(client);
+    io.talos.client.TalosClientConfig clientConfig = options.configBuilder().build();
+    try (TalosClient client = cli.connect(clientConfig)) {
+      if (group != null) return consumeAsGroupMember(client, clientConfig.requestTimeoutMs());
       List<Integer> partitions = new ArrayList<>();
       if (partition != null) {
         partitions.add(partition);
@@ -191,15 +194,19 @@ final class ConsumeCommand implements Callable<Integer> {
   /** Group mode commits what it printed, at most this often and at exit. */
   static final long GROUP_COMMIT_INTERVAL_MS = 5_000;
 
-  private int consumeAsGroupMember(TalosClient client) throws InterruptedException {
+  /** Long poll of group mode: the server holds a fetch that finds nothing up to this long. */
+  static final long GROUP_FETCH_MAX_WAIT_MS = 5_000;
+
+  private int consumeAsGroupMember(TalosClient client, long requestTimeoutMs) throws InterruptedException {
     // The command commits itself, and only what it printed (a poll may return more than --max).
     // Frequent group checks: a command line is short-lived, and joins should not wait 10 s.
     ConsumerConfig.Builder config = ConsumerConfig.builder().autoCommit(false)
         .workerCheckIntervalMs(1_000).renewIntervalMs(1_000)
         .maxFetchRecords(fetchSize).maxPollBufferedRecords(Math.max(10_000, fetchSize))
         .fetchBackoffMs(Math.min(pollIntervalMs, 60_000))
-        // short-lived: no long poll (a fetch held by the server would hold the exit up to its wait)
-        .fetchMaxWaitMs(0);
+        // long poll: a new message is printed as soon as it is written, not at the next poll
+        // interval; the wait must end before the request's deadline (--request-timeout-ms)
+        .fetchMaxWaitMs(Math.min(GROUP_FETCH_MAX_WAIT_MS, requestTimeoutMs / 2));
     if (from != null) {
       switch (from.kind()) {
         case EARLIEST -> config.startFrom(ConsumerConfig.StartFrom.EARLIEST);

@@ -87,6 +87,12 @@ public final class TalosConsumer implements AutoCloseable {
   private final BlockingQueue<Polled> polled;
   private final ConsumerMetrics metrics;
   private final Map<Integer, PartitionReader> readers = new ConcurrentHashMap<>();
+  /**
+   * Poll mode: readers whose batch did not fit in the poll buffer; the one who removes a reader
+   * from here (poll after making room, or the reader's own re-check) schedules its next step, so
+   * that steps of a reader never overlap and no wake-up is lost.
+   */
+  private final java.util.Set<PartitionReader> waitingForRoom = ConcurrentHashMap.newKeySet();
   /** Partitions in the order they were taken (the SDK releases the oldest first). */
   private final List<Integer> heldOrder = new ArrayList<>();
   private final ScheduledExecutorService coordinator;
@@ -195,6 +201,7 @@ public final class TalosConsumer implements AutoCloseable {
       lastOf.put(p.reader, p.record.offset());
     }
     lastOf.forEach(PartitionReader::markConsumed);
+    wakeWaitingForRoom();
     return out;
   }
 
@@ -329,11 +336,30 @@ public final class TalosConsumer implements AutoCloseable {
     try {
       if (s == PartitionReader.Step.BUSY) {
         pool.execute(() -> step(reader));
+      } else if (s == PartitionReader.Step.BLOCKED && polled != null) {
+        // The poll buffer was full: go on once poll has made room, not after fetch.backoff.ms
+        // (with a backlog that pause would bound the throughput to a buffer per backoff).
+        waitingForRoom.add(reader);
+        if (polled.remainingCapacity() >= config.maxFetchRecords() && waitingForRoom.remove(reader)) {
+          pool.execute(() -> step(reader)); // poll made room between the full check and the add
+        }
       } else {
         pool.schedule(() -> step(reader), config.fetchBackoffMs(), TimeUnit.MILLISECONDS);
       }
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // closing
+    }
+  }
+
+  /** Poll mode: schedules the next step of every reader that waits for room in the buffer. */
+  private void wakeWaitingForRoom() {
+    for (PartitionReader r : waitingForRoom) {
+      if (!waitingForRoom.remove(r)) continue; // woken by someone else
+      try {
+        pool.execute(() -> step(r));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        return; // closing
+      }
     }
   }
 
@@ -347,6 +373,7 @@ public final class TalosConsumer implements AutoCloseable {
       }
       metrics.removePartition(p);
       if (reader != null) {
+        waitingForRoom.remove(reader);
         reader.stop(commit);
         released.add(p);
       }

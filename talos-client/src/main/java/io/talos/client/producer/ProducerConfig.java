@@ -85,7 +85,10 @@ public final class ProducerConfig {
           "Wait before the first retry of a batch; doubles with each further retry.")
       .define(RETRY_BACKOFF_MAX_MS, Type.LONG, 1_000L, Validator.between(1, 600_000),
           "Longest wait between two retries of a batch.")
-      .define(MAX_IN_FLIGHT_REQUESTS, Type.INT, 4, Validator.between(1, 256),
+      // 16: a put's round trip is long next to the time to fill a batch under load, and the
+      // producer pipelines one batch per partition (Kafka's producer carries every partition's
+      // batch in each of its 5 requests); 4 left a 16-partition producer waiting on round trips.
+      .define(MAX_IN_FLIGHT_REQUESTS, Type.INT, 16, Validator.between(1, 256),
           "Most put requests in flight at once, each for a different partition (a partition has"
               + " at most one, which keeps its records in order under retries).")
       .section("Partitioning")

@@ -27,7 +27,7 @@ class ProducerConfigTest {
     assertEquals(Integer.MAX_VALUE, c.retries());
     assertEquals(100, c.retryBackoffMs());
     assertEquals(1_000, c.retryBackoffMaxMs());
-    assertEquals(4, c.maxInFlightRequests());
+    assertEquals(16, c.maxInFlightRequests());
     assertEquals(60_000, c.metadataRefreshIntervalMs());
     assertTrue(c.newPartitioner() instanceof KeyHashPartitioner);
   }

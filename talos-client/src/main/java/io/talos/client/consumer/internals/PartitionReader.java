@@ -28,8 +28,11 @@ import org.slf4j.LoggerFactory;
 public final class PartitionReader {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
 
-  /** What the step did, for scheduling the next one. */
-  public enum Step { BUSY, IDLE, STOPPED }
+  /**
+   * What the step did, for scheduling the next one. BLOCKED: the processor could not take the
+   * batch yet ({@link RetryLater}, e.g. a full poll buffer); the same batch is offered again.
+   */
+  public enum Step { BUSY, IDLE, BLOCKED, STOPPED }
 
   /** Reads messages of the partition, as {@code SimpleConsumer.fetch(long, int)} does. */
   @FunctionalInterface
@@ -81,8 +84,6 @@ public final class PartitionReader {
   private long delivered = -1;
   private long consumedSinceCommit;
   private long lastCommitMs;
-  /** The last fetch found nothing: the next one long-polls (fetch.max.wait.ms). */
-  private boolean caughtUp;
   /** Bounds how many partitions process at once when threads outnumber processor.threads; or null. */
   private volatile java.util.concurrent.Semaphore processing;
 
@@ -109,9 +110,9 @@ public final class PartitionReader {
   }
 
   /**
-   * With long poll: a fetch right after one that found nothing asks the server to wait up to
-   * {@code fetch.max.wait.ms}; when the server did hold it, the next step is due at once
-   * ({@link Step#BUSY}) instead of after {@code fetch.backoff.ms}.
+   * With long poll ({@code fetch.max.wait.ms} &gt; 0): every fetch asks the server to wait up to
+   * {@code fetch.max.wait.ms} when there is nothing new; when the server did hold an empty answer,
+   * the next step is due at once ({@link Step#BUSY}) instead of after {@code fetch.backoff.ms}.
    */
   public PartitionReader(int partition, WaitingFetcher reader, MessageProcessor processor,
       GroupOffsets group, ConsumerConfig config, LongSupplier clockMs, ConsumerMetrics metrics,
@@ -141,7 +142,10 @@ public final class PartitionReader {
     synchronized (this) {
       if (stopped) return Step.STOPPED;
       if (failure != null) return Step.IDLE;
-      boolean longPoll = initialized && pending == null && caughtUp && config.fetchMaxWaitMs() > 0;
+      // Every fetch may wait: the server answers at once when there are messages, and otherwise
+      // holds it until one arrives. (Waiting only after a fetch that found nothing would leave a
+      // message written just after a batch to the next fetch, fetch.backoff.ms later.)
+      boolean longPoll = initialized && pending == null && config.fetchMaxWaitMs() > 0;
       waitAt = position;
       wait = longPoll ? config.fetchMaxWaitMs() : 0;
     }
@@ -188,10 +192,8 @@ public final class PartitionReader {
           endOffset = Math.max(endOffset, position - 1);
           commitIfDue(false);
           boolean serverWaited = wait > 0 && fetched.serverWaited(wait);
-          caughtUp = true;
           return serverWaited ? Step.BUSY : Step.IDLE;
         }
-        caughtUp = false;
         pending = got;
       }
       List<ConsumedMessage> batch = pending;
@@ -202,7 +204,7 @@ public final class PartitionReader {
       try {
         processor.process(batch, checkpointer);
       } catch (RetryLater e) {
-        return Step.IDLE;
+        return Step.BLOCKED;
       } catch (RuntimeException e) {
         LOG.warn("processing partition {} at offset {} failed; the batch is delivered again",
             partition, batch.get(0).offset(), e);
@@ -374,7 +376,8 @@ public final class PartitionReader {
 
   /**
    * Thrown by a processor that cannot take the batch now (flow control, e.g. a full poll
-   * buffer): the same batch is offered again after {@code fetch.backoff.ms}, nothing is logged.
+   * buffer): the step returns {@link Step#BLOCKED} and the same batch is offered again later
+   * (in poll mode once poll made room, otherwise after {@code fetch.backoff.ms}); nothing is logged.
    */
   public static final class RetryLater extends RuntimeException {
     public RetryLater() {

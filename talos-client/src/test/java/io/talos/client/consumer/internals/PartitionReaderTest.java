@@ -164,7 +164,7 @@ class PartitionReaderTest {
     r.runOnce();
     assertEquals(List.of(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L)), processed);
     failNext = new PartitionReader.RetryLater();
-    assertEquals(PartitionReader.Step.IDLE, r.runOnce());
+    assertEquals(PartitionReader.Step.BLOCKED, r.runOnce());
     r.runOnce();
     assertEquals(10L, processed.get(1).get(0));
   }
