@@ -160,6 +160,8 @@ final class CrashCycles {
       admin.admin().createTopic(TOPIC, o.partitions());
     }
     AtomicLong failed = new AtomicLong();
+    // Why records failed for good (delivery timeout, a non-retriable error...): the first one is reported.
+    java.util.concurrent.atomic.AtomicReference<String> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
     AtomicLong sent = new AtomicLong();
     long[] nextSeq = new long[o.partitions()];
     AtomicBoolean stop = new AtomicBoolean();
@@ -182,6 +184,7 @@ final class CrashCycles {
                       ledger.ack(partition, m.offset(), seq);
                     } else {
                       failed.incrementAndGet();
+                      firstFailure.compareAndSet(null, e.toString());
                     }
                   });
             }
@@ -224,7 +227,8 @@ final class CrashCycles {
         ledger.acknowledged(), total.readBack(), total.lost() + ledger.reusedOffsets(),
         Math.max(total.duplicated(), storedTwice), total.reordered(), total.refused(), "SIGKILL after "
         + o.minRunMs() + "-" + o.maxRunMs() + " ms of produce per cycle; " + sent.get() + " records sent, "
-        + failed.get() + " failed for good; payloads stored twice (acknowledged or not): " + storedTwice
+        + failed.get() + " failed for good" + (firstFailure.get() == null ? "" : " (first: " + firstFailure.get() + ")")
+        + "; payloads stored twice (acknowledged or not): " + storedTwice
         + "; offsets handed out twice: " + ledger.reusedOffsets() + "; DATA LOSS log lines: " + dataLoss + "; "
         + seconds + " s");
   }
