@@ -46,8 +46,9 @@ import picocli.CommandLine.Option;
  *   <li>no topics;
  *   <li>topics totalling {@code --topics x --partitions} partitions, all assigned to the node (its
  *       view of the assignment routes every one LOCAL), none used, so no log open;
- *   <li>one put to each partition: the node has claimed each one's owner epoch and holds its log
- *       open for writing on HDFS (the idle close is turned off so they stay open).
+ *   <li>one put to each of {@code --open} partitions (default all): the node has claimed each one's
+ *       owner epoch and holds its log open for writing on HDFS (the idle close is turned off so they
+ *       stay open).
  * </ol>
  *
  * <p>Per state it also sums the CPU time of the node's threads by name (digits folded), from
@@ -77,6 +78,11 @@ public final class IdlePartitionsBench implements Callable<Integer> {
 
   @Option(names = "--node-jvm", description = "JVM options of the node process (default: '${DEFAULT-VALUE}').")
   String nodeJvm = "-Xmx1g";
+
+  @Option(names = "--open", description = "Partitions that get a put (their logs open), the first of each topic"
+      + " in turn; -1: all (default: ${DEFAULT-VALUE}). Each open log holds an HDFS write pipeline: a DataNode"
+      + " transfer thread with its socket and block files, so the sandbox's file-descriptor limit caps it.")
+  int open = -1;
 
   @Option(names = "--put-threads", description = "Client threads putting the first message of each partition"
       + " (default: ${DEFAULT-VALUE}).")
@@ -119,6 +125,10 @@ public final class IdlePartitionsBench implements Callable<Integer> {
     server.put("storage.open.logs.max", Integer.toString(total + 1024));
     server.put("storage.open.files.max", Integer.toString(Math.max(4096, 2 * total + 1024)));
     server.put("storage.open.idle.close.ms", "0");
+    // The DataNode reserves a whole block of disk space for every block being written: 10,000 open
+    // segments at the 128 MiB default need 1.3 TB, and it refuses new ones (the client then excludes
+    // it) when the disk is short. 1 MiB (the NameNode's minimum) keeps it to ~10 GB.
+    server.put("hadoop.dfs.blocksize", "1048576");
     server.putAll(overrides);
     // one writer per open log holds a DataNode transfer thread (default 4096)
     Map<String, String> mini = Map.of("dfs.datanode.max.transfer.threads", Integer.toString(total + 4096));
@@ -151,13 +161,14 @@ public final class IdlePartitionsBench implements Callable<Integer> {
         samples.add(measure(total + " partitions owned, no log open", pid, clkTck, profiles));
 
         t0 = System.nanoTime();
-        putOneEach(rpc, created);
+        int opened = open < 0 ? total : Math.min(open, total);
+        putOneEach(rpc, created, opened);
         JsonNode status = Sandbox.status(node);
         int owned = status == null ? -1 : status.path("ownedPartitions").asInt(-1);
         System.err.printf(Locale.ROOT, "idle-partitions: one put to each partition in %.1f s; node holds %d partitions"
             + " (ownedPartitions of /ops/cluster)%n", (System.nanoTime() - t0) / 1e9, owned);
-        if (owned != total) throw new IllegalStateException("the node holds " + owned + " partitions, not " + total);
-        samples.add(measure(total + " partitions owned, logs open", pid, clkTck, profiles));
+        if (owned != opened) throw new IllegalStateException("the node holds " + owned + " partitions, not " + opened);
+        samples.add(measure(total + " partitions owned, " + opened + " logs open", pid, clkTck, profiles));
       }
     }
     System.out.println();
@@ -180,10 +191,12 @@ public final class IdlePartitionsBench implements Callable<Integer> {
   }
 
   /** One put of one small message to every partition, retrying retriable errors (opens queue up). */
-  private void putOneEach(TalosRpc rpc, List<TopicListing> created) throws Exception {
+  private void putOneEach(TalosRpc rpc, List<TopicListing> created, int count) throws Exception {
     List<SimpleProducer> producers = new ArrayList<>();
-    for (TopicListing t : created) {
-      for (int p = 0; p < partitions; p++) producers.add(new SimpleProducer(rpc, t.name(), t.resourceName(), p));
+    for (int p = 0; p < partitions && producers.size() < count; p++) {
+      for (TopicListing t : created) {
+        if (producers.size() < count) producers.add(new SimpleProducer(rpc, t.name(), t.resourceName(), p));
+      }
     }
     AtomicInteger next = new AtomicInteger();
     AtomicInteger done = new AtomicInteger();
