@@ -30,7 +30,7 @@ import java.util.Locale;
  *
  * <p>Thread-safety: one window at a time; {@link Window#close()} waits for it to finish.
  */
-final class ServerProfiler {
+public final class ServerProfiler {
   /** One flame graph per mode; the option string async-profiler starts with. */
   enum Mode {
     CPU("cpu", "event=cpu,interval=1ms"),
@@ -63,7 +63,7 @@ final class ServerProfiler {
   }
 
   /** Copies the linux-x64 library out of the async-profiler jar. */
-  static Path extractLibrary(Path workDir) throws IOException {
+  public static Path extractLibrary(Path workDir) throws IOException {
     String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
     String arch = System.getProperty("os.arch", "");
     if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
@@ -84,6 +84,14 @@ final class ServerProfiler {
 
   /** Runs one async-profiler command in the server process. */
   void execute(String command) throws IOException {
+    execute(pid, library, command);
+  }
+
+  /**
+   * Runs one async-profiler command (e.g. {@code start,event=cpu}) in the JVM {@code pid}, loading
+   * {@code library} (from {@link #extractLibrary}) through the Attach API.
+   */
+  public static void execute(long pid, Path library, String command) throws IOException {
     VirtualMachine vm;
     try {
       vm = VirtualMachine.attach(Long.toString(pid));

@@ -80,8 +80,16 @@ public final class Sandbox implements AutoCloseable {
    * @param basePort 0: free ports picked now; otherwise node i listens on basePort + 3i (API),
    *     + 3i + 1 (ops), + 3i + 2 (peer)
    * @param overrides server keys written into every node's configuration after the sandbox's own
+   * @param miniClusterConf Hadoop/HBase keys of the mini clusters, after the sandbox's own (e.g. more
+   *     DataNode transfer threads for thousands of partitions open for writing)
    */
-  public record Options(int nodes, Path dir, List<String> nodeJvmOptions, int basePort, Map<String, String> overrides) {
+  public record Options(int nodes, Path dir, List<String> nodeJvmOptions, int basePort, Map<String, String> overrides,
+      Map<String, String> miniClusterConf) {
+    /** The mini clusters with the sandbox's settings only. */
+    public Options(int nodes, Path dir, List<String> nodeJvmOptions, int basePort, Map<String, String> overrides) {
+      this(nodes, dir, nodeJvmOptions, basePort, overrides, Map.of());
+    }
+
     public Options {
       if (nodes < 1 || nodes > 9) throw new IllegalArgumentException("--nodes must be 1-9, got " + nodes);
       if (basePort != 0 && (basePort < 1024 || basePort + 3 * nodes > 65535)) {
@@ -90,6 +98,7 @@ public final class Sandbox implements AutoCloseable {
       }
       nodeJvmOptions = List.copyOf(nodeJvmOptions);
       overrides = Map.copyOf(overrides);
+      miniClusterConf = Map.copyOf(miniClusterConf);
     }
   }
 
@@ -122,7 +131,7 @@ public final class Sandbox implements AutoCloseable {
           + "); use a new --dir, or delete it");
     }
     out.println("sandbox: starting the HBase mini cluster (HDFS, ZooKeeper, HBase) in " + dir.resolve("minicluster"));
-    HBaseTestingUtility hbase = startMiniClusters(dir.resolve("minicluster"));
+    HBaseTestingUtility hbase = startMiniClusters(dir.resolve("minicluster"), o.miniClusterConf());
     Sandbox sandbox = null;
     try {
       String zkQuorum = "127.0.0.1:" + hbase.getZkCluster().getClientPort();
@@ -163,7 +172,7 @@ public final class Sandbox implements AutoCloseable {
     }
   }
 
-  private static HBaseTestingUtility startMiniClusters(Path base) throws Exception {
+  private static HBaseTestingUtility startMiniClusters(Path base, Map<String, String> extra) throws Exception {
     Files.createDirectories(base);
     // HBaseTestingUtility puts its data (and the DFS's) under this directory (a system property, read once).
     System.setProperty("test.build.data.basedirectory", base.toString());
@@ -178,6 +187,7 @@ public final class Sandbox implements AutoCloseable {
     conf.setBoolean("dfs.namenode.http.enabled", false);
     conf.set("dfs.namenode.http-address", "127.0.0.1:0");
     conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+    extra.forEach(conf::set);
     hbase.startMiniCluster();
     return hbase;
   }
