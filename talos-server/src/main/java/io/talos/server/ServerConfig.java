@@ -150,6 +150,13 @@ public final class ServerConfig extends TalosConfig {
   public static final String CLUSTER_REASSIGN_DELAY_MS = "cluster.reassign.delay.ms";
   public static final String CLUSTER_ASSIGNMENT_VNODES_PER_CAPACITY = "cluster.assignment.vnodes.per.capacity";
   public static final String CLUSTER_DRAIN_TIMEOUT_MS = "cluster.drain.timeout.ms";
+  public static final String CLUSTER_ASSIGNMENT_LOAD_SHEDDING_ENABLED = "cluster.assignment.load.shedding.enabled";
+  public static final String CLUSTER_ASSIGNMENT_LOAD_FACTOR_MIN_PERCENT = "cluster.assignment.load.factor.min.percent";
+  public static final String CLUSTER_ASSIGNMENT_LOAD_FACTOR_STEPS = "cluster.assignment.load.factor.steps";
+  public static final String CLUSTER_ASSIGNMENT_LOAD_FLOOR_PER_SEC = "cluster.assignment.load.floor.per.sec";
+  public static final String CLUSTER_LOAD_WINDOW_MS = "cluster.load.window.ms";
+  public static final String CLUSTER_LOAD_PUBLISH_INTERVAL_MS = "cluster.load.publish.interval.ms";
+  public static final String CLUSTER_LOAD_CHANGE_THRESHOLD_PERCENT = "cluster.load.change.threshold.percent";
 
   public static final String LOG_FILE_MAX_BYTES = "log.file.max.bytes";
   public static final String LOG_FILE_BACKUPS = "log.file.backups";
@@ -401,6 +408,20 @@ public final class ServerConfig extends TalosConfig {
           "cluster.enabled: virtual nodes on the hash ring per unit of cluster.node.capacity; more spread partitions more evenly. Must be the same on every node.")
       .define(CLUSTER_DRAIN_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(0, 3_600_000),
           "cluster.enabled: a clean shutdown (or bin/talos cluster drain) marks the node DRAINING (new requests for its partitions are refused), waits at most this long for the requests it already accepted (queued or running) to be answered, then gives its partitions up, in ms.")
+      .define(CLUSTER_ASSIGNMENT_LOAD_SHEDDING_ENABLED, Type.BOOLEAN, false, null,
+          "cluster.enabled: shed partitions by measured load: a node whose load per unit of capacity is above the cluster's mean gets fewer virtual nodes (mean/load, see cluster.assignment.load.factor.*), so some of its partitions move to the others. Applies only while every ACTIVE node has it on (one node with it off keeps the capacity-only map for all). Off by default: every move leaves the moved partitions unserved for an HDFS lease recovery (docs/cluster.md).")
+      .define(CLUSTER_ASSIGNMENT_LOAD_FACTOR_MIN_PERCENT, Type.INT, 25, Validator.between(1, 100),
+          "cluster.enabled: the smallest traffic factor shedding gives a node, in percent of its full weight (its virtual nodes never go below this share). Must be the same on every node.")
+      .define(CLUSTER_ASSIGNMENT_LOAD_FACTOR_STEPS, Type.INT, 4, Validator.between(1, 100),
+          "cluster.enabled: traffic factors are rounded to the nearest multiple of 1/this (4: 0.25, 0.5, 0.75, 1), so small load changes move nothing. Must be the same on every node.")
+      .define(CLUSTER_ASSIGNMENT_LOAD_FLOOR_PER_SEC, Type.LONG, 100L, Validator.between(0, 1_000_000_000),
+          "cluster.enabled: loads below this many partition requests/s per unit of capacity count as this, so a lightly used cluster never sheds; changes below it are not published. Must be the same on every node.")
+      .define(CLUSTER_LOAD_WINDOW_MS, Type.LONG, 60_000L, Validator.between(1_000, 3_600_000),
+          "cluster.enabled: time constant of the moving average of this node's load (partition requests/s it serves), in ms; a longer one reacts more slowly to bursts.")
+      .define(CLUSTER_LOAD_PUBLISH_INTERVAL_MS, Type.LONG, 10_000L, Validator.between(1_000, 3_600_000),
+          "cluster.enabled: this node rewrites its load in its ZooKeeper membership entry at most once per this many ms (each rewrite makes every node re-read the membership).")
+      .define(CLUSTER_LOAD_CHANGE_THRESHOLD_PERCENT, Type.INT, 20, Validator.between(1, 1000),
+          "cluster.enabled: this node rewrites its load only when it changed by more than this percent of the last published value (or of cluster.assignment.load.floor.per.sec x capacity, if larger).")
       .section("Cluster peer port (forwarding between nodes)")
       .define(CLUSTER_PEER_HOST, Type.STRING, "0.0.0.0", Validator.nonEmpty(),
           "Interface the peer port listens on; other nodes forward requests for partitions this node owns to it.")

@@ -191,6 +191,9 @@ public final class TalosServer implements AutoCloseable {
       taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
       if (clusterNode != null) {
         TaskPool pool = taskPool;
+        // The node's load: every put and get its pool dequeued (its own partitions, local or forwarded here).
+        com.codahale.metrics.Timer dequeued = metrics.timer(io.talos.server.scheduling.PoolMetrics.QUEUE_WAIT);
+        clusterNode.loadCountedBy(dequeued::getCount);
         clusterNode.drainWaitsFor(timeoutMs -> {
           try {
             return pool.awaitIdle(timeoutMs);

@@ -30,6 +30,7 @@ import java.util.Objects;
 public final class AssignmentRouting implements PartitionRouting {
   private volatile String selfId;
   private final int vnodesPerCapacity;
+  private final LoadFactors loadFactors;
   private final long reassignDelayMs;
   private final Clock clock;
   private volatile NodeInfo self;
@@ -41,10 +42,17 @@ public final class AssignmentRouting implements PartitionRouting {
 
   private record Departed(NodeInfo node, long sinceMs) {}
 
+  /** Routing over the capacity-only map (no shedding by load). */
   public AssignmentRouting(NodeInfo self, int vnodesPerCapacity, long reassignDelayMs, Clock clock) {
+    this(self, vnodesPerCapacity, LoadFactors.NONE, reassignDelayMs, clock);
+  }
+
+  public AssignmentRouting(NodeInfo self, int vnodesPerCapacity, LoadFactors loadFactors, long reassignDelayMs,
+      Clock clock) {
     this.self = Objects.requireNonNull(self, "self");
     this.selfId = self.id();
     this.vnodesPerCapacity = vnodesPerCapacity;
+    this.loadFactors = Objects.requireNonNull(loadFactors, "loadFactors");
     this.reassignDelayMs = reassignDelayMs;
     this.clock = clock;
     this.assignment = new ConsistentHashAssignment(MembershipView.EMPTY, vnodesPerCapacity);
@@ -82,7 +90,7 @@ public final class AssignmentRouting implements PartitionRouting {
     version = Math.max(version, assignment.version()); // never back (a stale read after a newer one)
     List<NodeInfo> nodes = new ArrayList<>(applied.values());
     MembershipView view = new MembershipView(version, nodes);
-    if (!view.equals(assignment.view())) assignment = new ConsistentHashAssignment(view, vnodesPerCapacity);
+    if (!view.equals(assignment.view())) assignment = new ConsistentHashAssignment(view, vnodesPerCapacity, loadFactors);
     NodeInfo me = applied.get(selfId);
     if (me != null) self = me;
     return due;

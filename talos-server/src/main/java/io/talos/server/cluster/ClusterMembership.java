@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * This node's membership in ZooKeeper (Curator), and everyone else's as it sees them:
  *
  * <pre>
- * &lt;root&gt;/nodes/&lt;nodeId&gt;    EPHEMERAL, JSON {id, apiUrl, peerHost, peerPort, state, capacity}
+ * &lt;root&gt;/nodes/&lt;nodeId&gt;    EPHEMERAL, JSON {id, apiUrl, peerHost, peerPort, state, capacity,
+ *                              load, loadShedding}
  * &lt;root&gt;/drain/&lt;nodeId&gt;    PERSISTENT, present while a drain of that node is requested
  * &lt;root&gt;/topics-version     PERSISTENT, see {@link TopicChangeBroadcast}
  * </pre>
@@ -117,13 +118,27 @@ public final class ClusterMembership implements Closeable {
   }
 
   /** Announces a new state (DRAINING) of this node. */
-  public void setState(NodeState state) throws IOException {
+  public synchronized void setState(NodeState state) throws IOException {
     self = self.withState(state);
     try {
       zk.setData().forPath(nodesPath + "/" + self.id(), encode(self));
     } catch (Exception e) {
       throw new IOException("cannot announce state " + state + " of node " + self.id() + ": " + e, e);
     }
+  }
+
+  /**
+   * Rewrites this node's entry with a new measured load (one ZooKeeper write; {@link LoadPublisher}
+   * decides how often). Synchronized with {@link #setState} so neither undoes the other's field.
+   */
+  public synchronized void publishLoad(double load, boolean loadShedding) throws IOException {
+    NodeInfo updated = self.withLoad(load, loadShedding);
+    try {
+      zk.setData().forPath(nodesPath + "/" + updated.id(), encode(updated));
+    } catch (Exception e) {
+      throw new IOException("cannot publish the load of node " + updated.id() + ": " + e, e);
+    }
+    self = updated;
   }
 
   /** Asks node {@code nodeId} (any member) to drain: it sees the request and starts its clean shutdown. */
@@ -135,7 +150,7 @@ public final class ClusterMembership implements Closeable {
     }
   }
 
-  private void register() throws Exception {
+  private synchronized void register() throws Exception {
     String path = nodesPath + "/" + self.id();
     long mySession = zk.getZookeeperClient().getZooKeeper().getSessionId();
     for (int attempt = 0; attempt < 5; attempt++) {
@@ -232,7 +247,8 @@ public final class ClusterMembership implements Closeable {
   static byte[] encode(NodeInfo n) {
     ObjectNode o = JSON.createObjectNode();
     o.put("id", n.id()).put("apiUrl", n.apiUrl()).put("peerHost", n.peerHost()).put("peerPort", n.peerPort())
-        .put("state", n.state().name()).put("capacity", n.capacity());
+        .put("state", n.state().name()).put("capacity", n.capacity()).put("load", n.load())
+        .put("loadShedding", n.loadShedding());
     return o.toString().getBytes(StandardCharsets.UTF_8);
   }
 
@@ -241,7 +257,8 @@ public final class ClusterMembership implements Closeable {
       var o = JSON.readTree(data);
       return new NodeInfo(o.get("id").asText(), o.get("apiUrl").asText(),
           o.hasNonNull("peerHost") ? o.get("peerHost").asText() : null, o.path("peerPort").asInt(0),
-          NodeState.valueOf(o.get("state").asText()), o.path("capacity").asInt(1));
+          NodeState.valueOf(o.get("state").asText()), o.path("capacity").asInt(1), o.path("load").asDouble(0),
+          o.path("loadShedding").asBoolean(false));
     } catch (RuntimeException e) {
       throw new IOException("unreadable node entry " + new String(data, StandardCharsets.UTF_8), e);
     }

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.LongPredicate;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -36,6 +37,8 @@ import org.slf4j.LoggerFactory;
 public final class ClusterNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** How often the load is sampled (publication is rarer: cluster.load.publish.interval.ms). */
+  private static final long LOAD_SAMPLE_MS = 1_000;
 
   private final ClusterSettings settings;
   private final AssignmentRouting routing;
@@ -53,6 +56,10 @@ public final class ClusterNode implements AutoCloseable {
   private volatile Consumer<Set<String>> membersListener = ids -> { };
   /** Waits up to the given ms for the requests in flight to finish; true if they did. */
   private volatile LongPredicate inFlightDone = timeoutMs -> true;
+  /** Partition requests this node served so far (its load is measured from it). */
+  private volatile LongSupplier requestCount = () -> 0;
+  private volatile LoadPublisher loadPublisher;
+  private final Clock clock;
 
   /**
    * @param self this node until {@link #join} says how it registers
@@ -65,7 +72,9 @@ public final class ClusterNode implements AutoCloseable {
     this.settings = settings;
     this.store = store;
     this.cache = cache;
-    this.routing = new AssignmentRouting(self, settings.vnodesPerCapacity(), settings.reassignDelayMs(), clock);
+    this.clock = clock;
+    this.routing = new AssignmentRouting(self, settings.vnodesPerCapacity(), settings.loadFactors(),
+        settings.reassignDelayMs(), clock);
     this.owned = new OwnedPartitions(routing, epochs, logs);
     this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "talos-cluster-" + self.id());
@@ -113,13 +122,42 @@ public final class ClusterNode implements AutoCloseable {
         });
   }
 
-  /** Registers {@code self} in ZooKeeper and starts following the membership. */
+  /**
+   * What this node's load is measured from: the number of partition requests (puts and gets of
+   * the partitions it owns) it has served so far. Set before {@link #join}.
+   */
+  public void loadCountedBy(LongSupplier requestCount) {
+    this.requestCount = requestCount;
+  }
+
+  /** The measurement and publication of this node's load (null before {@link #join}). */
+  public LoadPublisher loadPublisher() {
+    return loadPublisher;
+  }
+
+  /**
+   * Registers {@code self} in ZooKeeper (with load 0 and whether it sheds), starts following the
+   * membership and measuring its load (one step a second on the cluster thread).
+   */
   public void join(NodeInfo self) throws IOException {
-    routing.self(self);
+    routing.self(self.withLoad(0, settings.loadPublishing().sheddingEnabled()));
     membership = new ClusterMembership(settings.zookeeperQuorum(), settings.zookeeperRoot(),
         settings.sessionTimeoutMs(), routing.localNode(), executor, this::viewChanged, this::connectionChanged,
         this::drainRequested);
     routing.connected(true);
+    ClusterMembership joined = membership;
+    String id = routing.localNode().id();
+    LoadPublisher publisher = new LoadPublisher(settings.loadPublishing(), requestCount,
+        () -> routing.assignment().factor(id), (double) settings.loadFactors().floorPerSec() * settings.capacity(),
+        joined::publishLoad, clock);
+    loadPublisher = publisher;
+    executor.scheduleWithFixedDelay(() -> {
+      try {
+        if (!closed) publisher.runOnce();
+      } catch (RuntimeException e) {
+        LOG.warn("Could not measure this node's load", e);
+      }
+    }, LOAD_SAMPLE_MS, LOAD_SAMPLE_MS, TimeUnit.MILLISECONDS);
     try {
       broadcast = new TopicChangeBroadcast(membership.client(), settings.zookeeperRoot(), executor, () -> {
         if (cache != null) cache.invalidateTopics();
@@ -247,8 +285,9 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   /**
-   * The status /ops/cluster answers: this node, the assignment version, and each member with its
-   * state and the number of partitions (of every topic) assigned to it.
+   * The status /ops/cluster answers: this node, the assignment version, whether shedding by load
+   * applies, this node's measured load, and each member with its state, capacity, published load,
+   * traffic factor, virtual nodes and the number of partitions (of every topic) assigned to it.
    */
   public ObjectNode status() {
     ObjectNode body = JSON.createObjectNode();
@@ -258,6 +297,11 @@ public final class ClusterNode implements AutoCloseable {
     body.put("assignmentVersion", a.version());
     body.put("ownedPartitions", owned.ownedCount());
     body.put("quotaShare", quotaShare.fraction());
+    boolean shedding = a.view().nodes().stream().filter(n -> n.state() == NodeState.ACTIVE)
+        .allMatch(NodeInfo::loadShedding) && a.view().nodes().stream().anyMatch(n -> n.state() == NodeState.ACTIVE);
+    body.put("loadShedding", shedding);
+    LoadPublisher publisher = loadPublisher;
+    if (publisher != null) body.put("loadMeasured", Math.round(publisher.load() * 100) / 100.0);
     Map<String, Integer> counts = new TreeMap<>();
     a.view().nodes().forEach(n -> counts.put(n.id(), 0));
     int total = 0;
@@ -276,7 +320,9 @@ public final class ClusterNode implements AutoCloseable {
     ArrayNode nodes = body.putArray("nodes");
     for (NodeInfo n : a.view().nodes()) {
       nodes.addObject().put("id", n.id()).put("apiUrl", n.apiUrl()).put("state", n.state().name())
-          .put("capacity", n.capacity()).put("partitions", counts.getOrDefault(n.id(), 0));
+          .put("capacity", n.capacity()).put("load", n.load()).put("loadShedding", n.loadShedding())
+          .put("factor", a.factor(n.id())).put("vnodes", a.vnodes(n.id()))
+          .put("partitions", counts.getOrDefault(n.id(), 0));
     }
     return body;
   }

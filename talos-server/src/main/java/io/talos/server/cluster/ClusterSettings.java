@@ -12,9 +12,20 @@ import java.net.URI;
  * @param nodeId this node's id, or empty for the default (host_port of the bound endpoint)
  * @param zookeeperQuorum the membership's quorum (the HBase one unless set)
  * @param zookeeperRoot the cluster's root znode
+ * @param loadFactors how measured loads scale the ring ({@code cluster.assignment.load.*})
+ * @param loadPublishing how this node measures and publishes its load ({@code cluster.load.*} and
+ *     whether it sheds)
  */
 public record ClusterSettings(String nodeId, int capacity, String advertisedUrl, String zookeeperQuorum,
-    String zookeeperRoot, long sessionTimeoutMs, long reassignDelayMs, int vnodesPerCapacity, long drainTimeoutMs) {
+    String zookeeperRoot, long sessionTimeoutMs, long reassignDelayMs, int vnodesPerCapacity, long drainTimeoutMs,
+    LoadFactors loadFactors, LoadPublisher.Settings loadPublishing) {
+
+  /** Settings without shedding by load (the capacity-only map). */
+  public ClusterSettings(String nodeId, int capacity, String advertisedUrl, String zookeeperQuorum,
+      String zookeeperRoot, long sessionTimeoutMs, long reassignDelayMs, int vnodesPerCapacity, long drainTimeoutMs) {
+    this(nodeId, capacity, advertisedUrl, zookeeperQuorum, zookeeperRoot, sessionTimeoutMs, reassignDelayMs,
+        vnodesPerCapacity, drainTimeoutMs, LoadFactors.NONE, LoadPublisher.Settings.OFF);
+  }
 
   /** Ids are znode names and appear in URLs and logs: a small safe alphabet. */
   static final String NODE_ID_PATTERN = "[A-Za-z0-9._-]{1,128}";
@@ -61,6 +72,12 @@ public record ClusterSettings(String nodeId, int capacity, String advertisedUrl,
         zkRoot, config.getLong(ServerConfig.CLUSTER_ZOOKEEPER_SESSION_TIMEOUT_MS),
         config.getLong(ServerConfig.CLUSTER_REASSIGN_DELAY_MS),
         config.getInt(ServerConfig.CLUSTER_ASSIGNMENT_VNODES_PER_CAPACITY),
-        config.getLong(ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS));
+        config.getLong(ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS),
+        new LoadFactors(config.getInt(ServerConfig.CLUSTER_ASSIGNMENT_LOAD_FACTOR_MIN_PERCENT),
+            config.getInt(ServerConfig.CLUSTER_ASSIGNMENT_LOAD_FACTOR_STEPS),
+            config.getLong(ServerConfig.CLUSTER_ASSIGNMENT_LOAD_FLOOR_PER_SEC)),
+        new LoadPublisher.Settings(config.getBoolean(ServerConfig.CLUSTER_ASSIGNMENT_LOAD_SHEDDING_ENABLED),
+            config.getLong(ServerConfig.CLUSTER_LOAD_WINDOW_MS), config.getLong(ServerConfig.CLUSTER_LOAD_PUBLISH_INTERVAL_MS),
+            config.getInt(ServerConfig.CLUSTER_LOAD_CHANGE_THRESHOLD_PERCENT)));
   }
 }

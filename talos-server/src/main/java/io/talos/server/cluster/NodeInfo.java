@@ -13,9 +13,14 @@ import java.util.Objects;
  * @param peerPort the peer port
  * @param state ACTIVE or DRAINING
  * @param capacity relative weight of the node in the assignment (virtual nodes scale with it)
+ * @param load the node's measured load as it last published it: partition requests per second,
+ *     scaled to its full weight (see {@link LoadPublisher}); 0 before the first measurement
+ * @param loadShedding whether the node takes part in shedding by load
+ *     ({@code cluster.assignment.load.shedding.enabled}); {@link LoadFactors} applies only when
+ *     every ACTIVE member does
  */
-public record NodeInfo(
-    String id, String apiUrl, String peerHost, int peerPort, NodeState state, int capacity) {
+public record NodeInfo(String id, String apiUrl, String peerHost, int peerPort, NodeState state, int capacity,
+    double load, boolean loadShedding) {
   public NodeInfo {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(apiUrl, "apiUrl");
@@ -23,9 +28,21 @@ public record NodeInfo(
     if (capacity < 1) {
       throw new IllegalArgumentException("capacity must be >= 1: " + capacity);
     }
+    if (!(load >= 0) || Double.isInfinite(load)) {
+      throw new IllegalArgumentException("load must be a finite number >= 0: " + load);
+    }
+  }
+
+  /** A node that publishes no load and does not shed (load 0). */
+  public NodeInfo(String id, String apiUrl, String peerHost, int peerPort, NodeState state, int capacity) {
+    this(id, apiUrl, peerHost, peerPort, state, capacity, 0, false);
   }
 
   public NodeInfo withState(NodeState newState) {
-    return new NodeInfo(id, apiUrl, peerHost, peerPort, newState, capacity);
+    return new NodeInfo(id, apiUrl, peerHost, peerPort, newState, capacity, load, loadShedding);
+  }
+
+  public NodeInfo withLoad(double newLoad, boolean shedding) {
+    return new NodeInfo(id, apiUrl, peerHost, peerPort, state, capacity, newLoad, shedding);
   }
 }
