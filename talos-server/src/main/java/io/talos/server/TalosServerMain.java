@@ -64,6 +64,11 @@ public final class TalosServerMain implements Callable<Integer> {
       description = "With --daemon: longest wait for the node to serve (default: ${DEFAULT-VALUE}).")
   long startTimeoutMs;
 
+  @Option(names = "--exit-with", paramLabel = "PID", description = "Shut this node down when process PID is gone"
+      + " (checked every second; halted if the clean close takes over 10 s). bin/talos sandbox passes its own pid so"
+      + " its nodes never outlive it.")
+  Long exitWithPid;
+
   @Option(names = "--verbose", description = "Print the stack trace of a startup error.")
   boolean verbose;
 
@@ -95,6 +100,7 @@ public final class TalosServerMain implements Callable<Integer> {
     StartupChecks.check(config);
     if (daemon) return DaemonLauncher.launch(childArgs(), pid, logFile, startTimeoutMs, System.out, System.err);
     if (logFile != null) ServerLogFile.configure(logFile, config);
+    if (exitWithPid != null) ExitWithProcess.start(exitWithPid); // before the start, which may take minutes
 
     TalosServer server = TalosServer.start(config);
     CountDownLatch stopped = new CountDownLatch(1);

@@ -146,7 +146,7 @@ public final class Sandbox implements AutoCloseable {
         try (OutputStream w = Files.newOutputStream(nodeDir.resolve(SandboxNode.CONFIG_FILE))) {
           p.store(w, "Talos sandbox node " + i + " (bin/talos sandbox start-node " + i + " --dir " + dir + ")");
         }
-        nodes.add(new SandboxNode(i, nodeDir, p, o.nodeJvmOptions()));
+        nodes.add(new SandboxNode(i, nodeDir, p, o.nodeJvmOptions(), ProcessHandle.current().pid()));
       }
       Properties s = new Properties();
       s.setProperty("nodes", Integer.toString(o.nodes()));
@@ -351,7 +351,7 @@ public final class Sandbox implements AutoCloseable {
     }
     List<String> jvm = Arrays.stream(s.getProperty("node.jvm.options", "").trim().split("\\s+"))
         .filter(x -> !x.isEmpty()).toList();
-    SandboxNode node = SandboxNode.load(dir, index, jvm);
+    SandboxNode node = SandboxNode.load(dir, index, jvm, pid);
     node.start(nodeClasspath(), NODE_START_TIMEOUT_MS);
     return node;
   }

@@ -22,6 +22,11 @@ import java.util.concurrent.TimeUnit;
  * start-node} starts it from another JVM than the sandbox's, and the sandbox still stops it on
  * Ctrl-C. A pid is only acted on while it is a live {@code TalosServerMain} (pids are reused).
  *
+ * <p>Every node is started with {@code --exit-with <sandbox pid>}: it shuts itself down within a
+ * second or two of the sandbox process being gone, even when that was killed (SIGKILL) and could
+ * not stop it (the sandbox's mini clusters die with it, so a node left behind would only hold its
+ * ports).
+ *
  * <p>Not thread-safe: one thread starts, stops and signals a node.
  */
 public final class SandboxNode {
@@ -36,16 +41,19 @@ public final class SandboxNode {
   private final Path dir;
   private final Properties config;
   private final List<String> jvmOptions;
+  private final long sandboxPid;
 
-  SandboxNode(int index, Path dir, Properties config, List<String> jvmOptions) {
+  /** @param sandboxPid the sandbox process (the mini clusters): the node exits when it is gone */
+  SandboxNode(int index, Path dir, Properties config, List<String> jvmOptions, long sandboxPid) {
     this.index = index;
     this.dir = dir;
     this.config = config;
     this.jvmOptions = List.copyOf(jvmOptions);
+    this.sandboxPid = sandboxPid;
   }
 
   /** The node {@code index} of the sandbox in {@code sandboxDir}, from its written configuration. */
-  static SandboxNode load(Path sandboxDir, int index, List<String> jvmOptions) throws IOException {
+  static SandboxNode load(Path sandboxDir, int index, List<String> jvmOptions, long sandboxPid) throws IOException {
     Path dir = nodeDir(sandboxDir, index);
     Path file = dir.resolve(CONFIG_FILE);
     if (!Files.exists(file)) {
@@ -55,7 +63,7 @@ public final class SandboxNode {
     try (InputStream in = Files.newInputStream(file)) {
       p.load(in);
     }
-    return new SandboxNode(index, dir, p, jvmOptions);
+    return new SandboxNode(index, dir, p, jvmOptions, sandboxPid);
   }
 
   static Path nodeDir(Path sandboxDir, int index) {
@@ -149,6 +157,8 @@ public final class SandboxNode {
     cmd.add(MAIN_CLASS);
     cmd.add("--conf");
     cmd.add(dir.resolve(CONFIG_FILE).toAbsolutePath().toString());
+    cmd.add("--exit-with");
+    cmd.add(Long.toString(sandboxPid));
     Path log = log();
     long from = Files.exists(log) ? Files.size(log) : 0;
     Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
