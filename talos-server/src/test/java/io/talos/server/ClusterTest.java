@@ -421,6 +421,73 @@ class ClusterTest {
     }
   }
 
+  /**
+   * Shedding by load with real nodes: puts to one node's partitions make its published load the
+   * highest; every node then computes the same map from the same view, with that node's factor
+   * below 1 and fewer partitions on it.
+   */
+  @Test
+  void shouldShedPartitionsOfTheNodeWhoseLoadIsAboveTheMean(@TempDir Path tmp) throws Exception {
+    List<TalosServer> nodes = startNodes(tmp, ServerConfig.CLUSTER_ASSIGNMENT_LOAD_SHEDDING_ENABLED, "true",
+        ServerConfig.CLUSTER_ASSIGNMENT_LOAD_FLOOR_PER_SEC, "1", ServerConfig.CLUSTER_LOAD_WINDOW_MS, "1000",
+        ServerConfig.CLUSTER_LOAD_PUBLISH_INTERVAL_MS, "1000");
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread load = null;
+    try {
+      TalosServer hot = nodes.get(0);
+      String hotId = hot.routing().localNode().id();
+      int partitions = 90;
+      TopicTalosResourceName trn = RestartTest.api(hot).createTopic("hot", partitions);
+      List<Integer> mine = new ArrayList<>();
+      for (int p = 0; p < partitions; p++) if (hot.cluster().routing().owner("hot", p).id().equals(hotId)) mine.add(p);
+      assertTrue(!mine.isEmpty(), "n0 owns some partitions");
+      RawApi api = RestartTest.api(hot);
+      AtomicInteger acked = new AtomicInteger();
+      load = new Thread(() -> {
+        for (int i = 0; !stop.get(); i++) {
+          try {
+            api.put(new TopicAndPartition("hot", trn, mine.get(i % mine.size())), List.of("m" + i));
+            acked.incrementAndGet();
+          } catch (Exception e) {
+            // a partition changing owner answers PARTITION_NOT_SERVING meanwhile: the next put goes on
+          }
+        }
+      }, "cluster-test-hot-load");
+      load.start();
+      long deadline = System.currentTimeMillis() + 30_000;
+      while (true) {
+        List<io.talos.server.cluster.ConsistentHashAssignment> maps = nodes.stream()
+            .map(n -> n.cluster().routing().assignment()).toList();
+        long version = maps.get(0).version();
+        if (maps.stream().allMatch(a -> a.version() == version && a.factor(hotId) < 1.0)) {
+          int owned = 0;
+          for (int p = 0; p < partitions; p++) {
+            String owner = maps.get(0).owner("hot", p).id();
+            for (var a : maps) assertEquals(owner, a.owner("hot", p).id(), "every node maps partition " + p + " alike");
+            if (owner.equals(hotId)) owned++;
+          }
+          System.out.println("ClusterTest: after " + acked.get() + " puts to n0's partitions its factor is "
+              + maps.get(0).factor(hotId) + " (load " + maps.get(0).view().node(hotId).load() + " req/s, others "
+              + maps.get(0).view().nodes().stream().filter(n -> !n.id().equals(hotId)).map(NodeInfo::load).toList()
+              + "): it owns " + owned + " of " + partitions + " partitions, was " + mine.size());
+          assertTrue(owned < mine.size(), "the hot node shed partitions: " + owned + " of " + mine.size());
+          break;
+        }
+        assertTrue(System.currentTimeMillis() < deadline, "n0 never shed within 30 s; factor on n1 "
+            + maps.get(1).factor(hotId) + ", loads " + maps.get(1).view().nodes() + ", " + acked.get() + " puts");
+        Thread.sleep(10);
+      }
+      HttpResponse<String> status = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+          URI.create(nodes.get(1).opsEndpoint() + "/ops/cluster")).build(), HttpResponse.BodyHandlers.ofString());
+      assertTrue(status.body().contains("\"factor\"") && status.body().contains("\"loadShedding\" : true"),
+          status.body());
+    } finally {
+      stop.set(true);
+      if (load != null) load.join();
+      closeAll(nodes);
+    }
+  }
+
   private static List<Integer> lockPartition(TalosServer node, TopicTalosResourceName trn, String worker, int partition)
       throws Exception {
     ConsumeUnit unit = new ConsumeUnit("group", trn, List.of(partition), worker);

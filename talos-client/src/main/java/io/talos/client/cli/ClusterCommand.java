@@ -37,7 +37,8 @@ final class ClusterCommand extends CommandGroup {
   }
 
   @Command(name = "status", mixinStandardHelpOptions = true,
-      description = "Print the nodes with their state and partition counts, and the assignment version (JSON).")
+      description = "Print the nodes with their state, capacity, load, traffic factor and partition counts, and the"
+          + " assignment version (JSON).")
   static final class Status implements Callable<Integer> {
     @ParentCommand ClusterCommand parent;
     @CommandLine.Mixin OpsOption options;

@@ -14,8 +14,8 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * {@code GET /ops/cluster}: {@link ClusterNode#status()} as JSON ({"node", "serving",
- * "assignmentVersion", "ownedPartitions", "partitions", "nodes":[{"id","apiUrl","state","capacity",
- * "partitions"}]}). {@code POST /ops/cluster/drain?node=ID}: requests the drain of member ID
+ * "assignmentVersion", "ownedPartitions", "quotaShare", "loadShedding", "loadMeasured", "partitions",
+ * "nodes":[{"id","apiUrl","state","capacity","load","loadShedding","factor","vnodes","partitions"}]}). {@code POST /ops/cluster/drain?node=ID}: requests the drain of member ID
  * (202); accepted only from a loopback address (the ops port is unauthenticated), 403 otherwise.
  * Other paths pass to the next handler. Thread-safe.
  */
