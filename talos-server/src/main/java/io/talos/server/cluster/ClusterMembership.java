@@ -128,10 +128,17 @@ public final class ClusterMembership implements Closeable {
   }
 
   /**
-   * Rewrites this node's entry with a new measured load (one ZooKeeper write; {@link LoadPublisher}
-   * decides how often). Synchronized with {@link #setState} so neither undoes the other's field.
+   * Rewrites this node's entry with a new measured load ({@link LoadPublisher} decides how often).
+   * Call it from a thread of its own, never the membership's executor: the write waits for
+   * ZooKeeper, and a SUSPENDED event queued behind it would stop this node's serving late.
+   * Synchronized with {@link #setState}, and each write completes before the other starts, so
+   * neither undoes the other's field; a DRAINING node publishes nothing more (it owns nothing).
+   *
+   * @throws IOException if not connected to ZooKeeper now, or the write failed (nothing written)
    */
   public synchronized void publishLoad(double load, boolean loadShedding) throws IOException {
+    if (self.state() != NodeState.ACTIVE) return;
+    if (!zk.getZookeeperClient().isConnected()) throw new IOException("not connected to ZooKeeper");
     NodeInfo updated = self.withLoad(load, loadShedding);
     try {
       zk.setData().forPath(nodesPath + "/" + updated.id(), encode(updated));

@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * changes. Created before the front-end starts (routing answers NOT_SERVING until {@link #join});
  * joined once the API listens; {@link #drain}ed and closed on shutdown.
  *
- * <p>Thread-safety: membership callbacks run on one "talos-cluster" thread; the rest is thread-safe.
+ * <p>Thread-safety: membership callbacks run on one "talos-cluster" thread, the load's measurement
+ * and publication on one "talos-load" thread; the rest is thread-safe.
  */
 public final class ClusterNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
@@ -46,6 +47,8 @@ public final class ClusterNode implements AutoCloseable {
   private final MetadataStore store;
   private final CachingMetadataStore cache;
   private final ScheduledExecutorService executor;
+  /** Measures and publishes this node's load (see {@link LoadPublisher}). */
+  private final ScheduledExecutorService loadExecutor;
   private final CompletableFuture<Void> drained = new CompletableFuture<>();
   private final ActiveNodesQuotaShare quotaShare = new ActiveNodesQuotaShare();
   private volatile ClusterMembership membership;
@@ -78,6 +81,11 @@ public final class ClusterNode implements AutoCloseable {
     this.owned = new OwnedPartitions(routing, epochs, logs);
     this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "talos-cluster-" + self.id());
+      t.setDaemon(true);
+      return t;
+    });
+    this.loadExecutor = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "talos-load-" + self.id());
       t.setDaemon(true);
       return t;
     });
@@ -151,7 +159,8 @@ public final class ClusterNode implements AutoCloseable {
         () -> routing.assignment().factor(id), (double) settings.loadFactors().floorPerSec() * settings.capacity(),
         joined::publishLoad, clock);
     loadPublisher = publisher;
-    executor.scheduleWithFixedDelay(() -> {
+    // Its own thread: a publication waits for ZooKeeper, which the membership thread must never do.
+    loadExecutor.scheduleWithFixedDelay(() -> {
       try {
         if (!closed) publisher.runOnce();
       } catch (RuntimeException e) {
@@ -334,6 +343,7 @@ public final class ClusterNode implements AutoCloseable {
     routing.connected(false);
     if (broadcast != null) broadcast.close();
     if (membership != null) membership.close();
+    loadExecutor.shutdownNow();
     executor.shutdownNow();
   }
 }

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * {@link LoadFactors} treats every node alike (changes under it cannot change the map). A failed
  * write is tried again on a later step.
  *
- * <p>Thread-safety: {@link #runOnce} is called by one thread at a time (the cluster thread); {@link
+ * <p>Thread-safety: {@link #runOnce} is called by one thread at a time (the node's load thread); {@link
  * #load()} and {@link #published()} may be read from any thread.
  */
 public final class LoadPublisher {

@@ -99,14 +99,18 @@ class ClusterMembershipTest {
       assertEquals(0.5, map.factor("a"));
       assertEquals(1.0, map.factor("b"));
 
-      // A state change keeps the load, and a later load keeps the state.
+      // A later load keeps the state, a state change keeps the load, and a DRAINING node (it owns
+      // nothing) publishes no more: its entry never goes back to ACTIVE.
+      a.publishLoad(500, true);
+      MembershipView later = await(seenByB, v -> v.node("a") != null && v.node("a").load() == 500);
+      assertEquals(NodeState.ACTIVE, later.node("a").state());
       a.setState(NodeState.DRAINING);
       MembershipView draining = await(seenByB, v -> v.node("a") != null && v.node("a").state() == NodeState.DRAINING);
-      assertEquals(published, draining.node("a").load());
+      assertEquals(500, draining.node("a").load());
       a.publishLoad(10, true);
-      MembershipView later = await(seenByB, v -> v.node("a") != null && v.node("a").load() == 10);
-      assertEquals(NodeState.DRAINING, later.node("a").state());
-      assertEquals(List.of("a", "b"), later.nodes().stream().map(NodeInfo::id).toList());
+      assertEquals(NodeState.DRAINING, a.self().state());
+      assertEquals(500, a.self().load(), "not published while draining");
+      assertEquals(List.of("a", "b"), draining.nodes().stream().map(NodeInfo::id).toList());
     } finally {
       executorA.shutdownNow();
       executorB.shutdownNow();
