@@ -7,11 +7,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
 /**
@@ -104,12 +109,23 @@ final class KafkaNode implements AutoCloseable {
     p.setProperty(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     try (Admin admin = Admin.create(p)) {
       admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
-      // wait until every partition has a leader
-      for (int i = 0; i < 100; i++) {
-        var d = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
-        if (d.partitions().stream().allMatch(tp -> tp.leader() != null && !tp.leader().isEmpty())) return;
-        Thread.sleep(100);
+      // Wait until every partition's leader answers for it. A leader in the metadata is not enough:
+      // the broker can still answer NOT_LEADER_OR_FOLLOWER for a moment, and an idempotent producer
+      // whose first batch got that answer was seen retrying OUT_OF_ORDER_SEQUENCE_NUMBER until its
+      // delivery timeout. ListOffsets is served by the leader only, so its success is the signal.
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      for (int i = 0; i < partitions; i++) latest.put(new TopicPartition(name, i), OffsetSpec.latest());
+      Exception last = null;
+      for (int i = 0; i < 200; i++) {
+        try {
+          admin.listOffsets(latest).all().get();
+          return;
+        } catch (ExecutionException e) {
+          last = e;
+          Thread.sleep(100);
+        }
       }
+      throw new IllegalStateException("Kafka topic " + name + " has no serving leader after 20 s", last);
     }
   }
 
