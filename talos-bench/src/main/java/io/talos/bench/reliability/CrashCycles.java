@@ -97,8 +97,8 @@ final class CrashCycles {
         try (TalosClient client = server.client(10_000)) {
           for (int p = 0; p < o.partitions(); p++) {
             int partition = p;
-            PartitionWriter producer = o.producer().equals("sdk")
-                ? OfficialSdkWriter.create(server, TOPIC, partition) : simpleWriter(client.producer(TOPIC, partition));
+            PartitionWriter producer = untilAnswered(() -> o.producer().equals("sdk")
+                ? OfficialSdkWriter.create(server, TOPIC, partition) : simpleWriter(client.producer(TOPIC, partition)));
             long seed = random.nextLong();
             Thread t = new Thread(() -> produce(producer, partition, nextSeq, ledger, stop, failures, new Random(seed)),
                 "producer-" + p);
@@ -271,6 +271,26 @@ final class CrashCycles {
       if (got.isEmpty()) return reads;
       for (ConsumedMessage m : got) reads.add(new AckLedger.Read(m.offset(), AckLedger.seqOf(m.payload(), partition)));
       next = got.get(got.size() - 1).offset() + 1;
+    }
+  }
+
+  /**
+   * Makes a producer, asking again while the just-restarted server does not answer in time: on a
+   * machine shared with other work the first describeTopic after a restart can take longer than
+   * the client's request timeout, which says nothing about lost messages and must not end the run.
+   * Gives up after two minutes.
+   */
+  private static PartitionWriter untilAnswered(java.util.concurrent.Callable<PartitionWriter> make) throws Exception {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (true) {
+      try {
+        return make.call();
+      } catch (Exception e) {
+        boolean retriable = e instanceof io.talos.client.TalosException te ? te.isRetriable()
+            : e.getCause() instanceof java.net.SocketTimeoutException || String.valueOf(e).contains("timed out");
+        if (!retriable || System.nanoTime() > deadline) throw e;
+        Thread.sleep(500);
+      }
     }
   }
 }
