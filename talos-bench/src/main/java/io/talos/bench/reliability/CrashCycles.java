@@ -43,6 +43,14 @@ final class CrashCycles {
   static final List<String> PRODUCERS = List.of("simple", "talos", "sdk");
 
   /** What to run. */
+  /**
+   * How long a restarted server may take to answer. Recovery itself takes well under a second
+   * here; the bound is generous because a machine shared with other work can starve the new JVM
+   * for minutes, and a slow start says nothing about lost messages (a server that exits is still
+   * reported at once).
+   */
+  private static final long START_TIMEOUT_MS = 600_000;
+
   record Options(String storage, String durability, int cycles, int partitions, long minRunMs, long maxRunMs,
       long seed, String serverJvm, String producer) {
     Options(String storage, String durability, int cycles, int partitions, long minRunMs, long maxRunMs, long seed,
@@ -85,12 +93,12 @@ final class CrashCycles {
     long startMs = System.currentTimeMillis();
     try (ServerProcess server = new ServerProcess(work.resolve("data"), props, o.serverJvm())) {
       if (o.producer().equals("talos")) return runAsync(server, random, ledger, startMs);
-      server.start(120_000);
+      server.start(START_TIMEOUT_MS);
       try (TalosClient client = server.client(10_000)) {
         client.admin().createTopic(TOPIC, o.partitions());
       }
       for (int cycle = 1; cycle <= o.cycles(); cycle++) {
-        if (cycle > 1) server.start(120_000);
+        if (cycle > 1) server.start(START_TIMEOUT_MS);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong failures = new AtomicLong();
         List<Thread> producers = new ArrayList<>();
@@ -114,7 +122,7 @@ final class CrashCycles {
         failedPuts += failures.get();
         progress.note("cycle " + cycle + "/" + o.cycles() + ": " + ledger.acknowledged() + " acknowledged so far");
       }
-      server.start(120_000);
+      server.start(START_TIMEOUT_MS);
       AckLedger.Check total = AckLedger.Check.ZERO;
       try (TalosClient client = server.client(30_000)) {
         for (int p = 0; p < o.partitions(); p++) {
@@ -155,7 +163,7 @@ final class CrashCycles {
    */
   private Tally runAsync(ServerProcess server, Random random, AckLedger ledger, long startMs) throws Exception {
     server.fixPort();
-    server.start(120_000);
+    server.start(START_TIMEOUT_MS);
     try (TalosClient admin = server.client(10_000)) {
       admin.admin().createTopic(TOPIC, o.partitions());
     }
@@ -202,7 +210,7 @@ final class CrashCycles {
         Thread.sleep(o.minRunMs() + (long) (random.nextDouble() * (o.maxRunMs() - o.minRunMs())));
         server.kill();
         Thread.sleep(random.nextInt(300));
-        server.start(120_000);
+        server.start(START_TIMEOUT_MS);
         progress.note("cycle " + cycle + "/" + o.cycles() + ": " + ledger.acknowledged() + " acknowledged so far");
       }
       Thread.sleep(o.minRunMs());
