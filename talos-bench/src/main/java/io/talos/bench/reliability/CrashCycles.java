@@ -43,6 +43,14 @@ final class CrashCycles {
   static final List<String> PRODUCERS = List.of("simple", "talos", "sdk");
 
   /** What to run. */
+  /**
+   * How long a restarted server may take to answer. Recovery itself takes well under a second
+   * here; the bound is generous because a machine shared with other work can starve the new JVM
+   * for minutes, and a slow start says nothing about lost messages (a server that exits is still
+   * reported at once).
+   */
+  private static final long START_TIMEOUT_MS = 600_000;
+
   record Options(String storage, String durability, int cycles, int partitions, long minRunMs, long maxRunMs,
       long seed, String serverJvm, String producer) {
     Options(String storage, String durability, int cycles, int partitions, long minRunMs, long maxRunMs, long seed,
@@ -85,20 +93,20 @@ final class CrashCycles {
     long startMs = System.currentTimeMillis();
     try (ServerProcess server = new ServerProcess(work.resolve("data"), props, o.serverJvm())) {
       if (o.producer().equals("talos")) return runAsync(server, random, ledger, startMs);
-      server.start(120_000);
+      server.start(START_TIMEOUT_MS);
       try (TalosClient client = server.client(10_000)) {
         client.admin().createTopic(TOPIC, o.partitions());
       }
       for (int cycle = 1; cycle <= o.cycles(); cycle++) {
-        if (cycle > 1) server.start(120_000);
+        if (cycle > 1) server.start(START_TIMEOUT_MS);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong failures = new AtomicLong();
         List<Thread> producers = new ArrayList<>();
         try (TalosClient client = server.client(10_000)) {
           for (int p = 0; p < o.partitions(); p++) {
             int partition = p;
-            PartitionWriter producer = o.producer().equals("sdk")
-                ? OfficialSdkWriter.create(server, TOPIC, partition) : simpleWriter(client.producer(TOPIC, partition));
+            PartitionWriter producer = untilAnswered(() -> o.producer().equals("sdk")
+                ? OfficialSdkWriter.create(server, TOPIC, partition) : simpleWriter(client.producer(TOPIC, partition)));
             long seed = random.nextLong();
             Thread t = new Thread(() -> produce(producer, partition, nextSeq, ledger, stop, failures, new Random(seed)),
                 "producer-" + p);
@@ -114,7 +122,7 @@ final class CrashCycles {
         failedPuts += failures.get();
         progress.note("cycle " + cycle + "/" + o.cycles() + ": " + ledger.acknowledged() + " acknowledged so far");
       }
-      server.start(120_000);
+      server.start(START_TIMEOUT_MS);
       AckLedger.Check total = AckLedger.Check.ZERO;
       try (TalosClient client = server.client(30_000)) {
         for (int p = 0; p < o.partitions(); p++) {
@@ -155,7 +163,7 @@ final class CrashCycles {
    */
   private Tally runAsync(ServerProcess server, Random random, AckLedger ledger, long startMs) throws Exception {
     server.fixPort();
-    server.start(120_000);
+    server.start(START_TIMEOUT_MS);
     try (TalosClient admin = server.client(10_000)) {
       admin.admin().createTopic(TOPIC, o.partitions());
     }
@@ -202,7 +210,7 @@ final class CrashCycles {
         Thread.sleep(o.minRunMs() + (long) (random.nextDouble() * (o.maxRunMs() - o.minRunMs())));
         server.kill();
         Thread.sleep(random.nextInt(300));
-        server.start(120_000);
+        server.start(START_TIMEOUT_MS);
         progress.note("cycle " + cycle + "/" + o.cycles() + ": " + ledger.acknowledged() + " acknowledged so far");
       }
       Thread.sleep(o.minRunMs());
@@ -271,6 +279,26 @@ final class CrashCycles {
       if (got.isEmpty()) return reads;
       for (ConsumedMessage m : got) reads.add(new AckLedger.Read(m.offset(), AckLedger.seqOf(m.payload(), partition)));
       next = got.get(got.size() - 1).offset() + 1;
+    }
+  }
+
+  /**
+   * Makes a producer, asking again while the just-restarted server does not answer in time: on a
+   * machine shared with other work the first describeTopic after a restart can take longer than
+   * the client's request timeout, which says nothing about lost messages and must not end the run.
+   * Gives up after two minutes.
+   */
+  private static PartitionWriter untilAnswered(java.util.concurrent.Callable<PartitionWriter> make) throws Exception {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (true) {
+      try {
+        return make.call();
+      } catch (Exception e) {
+        boolean retriable = e instanceof io.talos.client.TalosException te ? te.isRetriable()
+            : e.getCause() instanceof java.net.SocketTimeoutException || String.valueOf(e).contains("timed out");
+        if (!retriable || System.nanoTime() > deadline) throw e;
+        Thread.sleep(500);
+      }
     }
   }
 }
