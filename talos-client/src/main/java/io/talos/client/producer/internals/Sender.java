@@ -187,7 +187,9 @@ public final class Sender implements Runnable {
     if (block == null) {
       assignSequence(batch); // may ask the server for a producer id; nothing is set if that fails
       batch.sequenceId = clientId + "#" + nextRequest.getAndIncrement();
-      MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType());
+      // sized to the batch: no growing, and without compression no copy at the end
+      MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType(),
+          Math.max(1, batch.serializedBytes));
       for (ProducerBatch.Entry e : batch.entries) {
         encoder.add(e.payload(), e.createTimestampMs(), e.sequenceNumber());
       }
