@@ -88,8 +88,8 @@ final class SdkScenario {
         }
       }
       talosCatchUp = talosCatchUp(ctx, node, client, o);
-      latencies.add(talosLatency(ctx, client, "Talos, long poll", o, o.longPollMs));
-      latencies.add(talosLatency(ctx, client, "Talos, fetch every " + o.fetchIntervalMs + " ms", o, 0));
+      latencies.add(talosLatency(ctx, node, client, "Talos, long poll", o, o.longPollMs));
+      latencies.add(talosLatency(ctx, node, client, "Talos, fetch every " + o.fetchIntervalMs + " ms", o, 0));
       ctx.report.memory("sdk", "Talos", node.memory());
     }
     if (ctx.kafka) {
@@ -288,8 +288,8 @@ final class SdkScenario {
     if (intended >= measureStart) h.recordValue(Math.min(now - intended, h.getHighestTrackableValue()));
   }
 
-  private static Latency talosLatency(BenchContext ctx, TalosClient client, String name, Options o, long maxWaitMs)
-      throws Exception {
+  private static Latency talosLatency(BenchContext ctx, TalosNode node, TalosClient client, String name, Options o,
+      long maxWaitMs) throws Exception {
     String topic = "sdk-latency-" + maxWaitMs;
     client.admin().createTopic(topic, o.partitions);
     byte[] template = BenchContext.payload(Math.max(8, o.latencyBytes));
@@ -322,11 +322,15 @@ final class SdkScenario {
       reader.start();
       ctx.progress.start("sdk " + name, o.latencyWarmup + o.latencySeconds, () -> String.format(Locale.ROOT,
           "%,d consumed of %,d", consumed.get(), total));
-      paced(o, total, measureStart, failure, (intended) -> producer.send(ProducerRecord.of(stamped(template, intended)),
-          (md, e) -> {
-            if (e != null) failure.compareAndSet(null, e);
-            else recordAck(ack, measureStart[0], intended, System.nanoTime());
-          }));
+      // --profile: the server during the measured part (the sending starts 0.1 s from now)
+      try (AutoCloseable profile = ctx.profile(node, "sdk-latency-wait-" + maxWaitMs + "ms", 0.1 + o.latencyWarmup,
+          o.latencySeconds)) {
+        paced(o, total, measureStart, failure, (intended) -> producer.send(ProducerRecord.of(stamped(template, intended)),
+            (md, e) -> {
+              if (e != null) failure.compareAndSet(null, e);
+              else recordAck(ack, measureStart[0], intended, System.nanoTime());
+            }));
+      }
       producer.flush();
       reader.join(30_000);
       ctx.progress.stop();
