@@ -36,7 +36,7 @@ public final class MessageBlockEncoder {
   private static final int VERSION = 2;
 
   private final CompressionType compression;
-  private byte[] buffer = new byte[4096];
+  private byte[] buffer;
   private int length;
   private int count;
   private long firstCreateTimestampMs;
@@ -44,7 +44,18 @@ public final class MessageBlockEncoder {
   private long createTimestampDeltaSum;
 
   public MessageBlockEncoder(CompressionType compression) {
+    this(compression, 4096);
+  }
+
+  /**
+   * @param expectedBytes the serialized size of the messages the first block will hold, when
+   *     known (a producer's batch knows it): a buffer of exactly that size is never grown, and
+   *     {@link #finish} without compression hands it over instead of copying it
+   */
+  public MessageBlockEncoder(CompressionType compression, int expectedBytes) {
     this.compression = Objects.requireNonNull(compression, "compression");
+    if (expectedBytes < 1) throw new IllegalArgumentException("expectedBytes must be >= 1, got " + expectedBytes);
+    this.buffer = new byte[expectedBytes];
   }
 
   /**
@@ -146,7 +157,12 @@ public final class MessageBlockEncoder {
   }
 
   private byte[] compress() {
-    if (compression == CompressionType.NONE) return Arrays.copyOf(buffer, length);
+    if (compression == CompressionType.NONE) {
+      if (length != buffer.length) return Arrays.copyOf(buffer, length);
+      byte[] exact = buffer; // full to the byte: the block takes the buffer itself
+      buffer = new byte[64];
+      return exact;
+    }
     ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(64, length / 2));
     try (OutputStream compressing = compression == CompressionType.SNAPPY
         ? new SnappyOutputStream(out) : new GZIPOutputStream(out, 8192)) {

@@ -1,7 +1,7 @@
 package io.talos.client.internals;
 
 import io.talos.client.TalosException;
-import org.apache.thrift.TByteArrayOutputStream;
+import java.util.Arrays;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.transport.TMemoryInputTransport;
 import org.apache.thrift.transport.TTransport;
@@ -18,7 +18,9 @@ final class HttpExchangeTransport extends TTransport {
   private final TalosRpc rpc;
   private final TalosService service;
   private final String endpoint;
-  private final TByteArrayOutputStream request = new TByteArrayOutputStream(512);
+  /** The request being written: {@code request[0, requestLength)}. */
+  private byte[] request = new byte[512];
+  private int requestLength;
   private final TMemoryInputTransport response;
 
   HttpExchangeTransport(TalosRpc rpc, TalosService service) {
@@ -56,10 +58,13 @@ final class HttpExchangeTransport extends TTransport {
 
   @Override
   public void flush() throws TTransportException {
-    byte[] body = request.toByteArray();
-    request.reset();
+    // The buffer goes out as it is (no copy); a new one is started for a next call, if any.
+    byte[] body = request;
+    int length = requestLength;
+    request = new byte[512];
+    requestLength = 0;
     try {
-      response.reset(rpc.exchange(service, body, endpoint));
+      response.reset(rpc.exchange(service, body, length, endpoint));
     } catch (TalosException e) {
       throw new ExchangeFailure(e);
     }
@@ -67,7 +72,15 @@ final class HttpExchangeTransport extends TTransport {
 
   @Override
   public void write(byte[] buf, int off, int len) {
-    request.write(buf, off, len);
+    int needed = requestLength + len;
+    if (needed > request.length) {
+      if (needed < 0) throw new IllegalStateException("request larger than 2 GiB");
+      // Room for the fields after a large message block too, so that it is copied once only.
+      request = Arrays.copyOf(request, (int) Math.min(Integer.MAX_VALUE - 8,
+          Math.max(2L * request.length, needed + 4096L)));
+    }
+    System.arraycopy(buf, off, request, requestLength, len);
+    requestLength = needed;
   }
 
   @Override

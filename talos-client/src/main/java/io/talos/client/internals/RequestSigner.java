@@ -48,20 +48,30 @@ public final class RequestSigner {
    * @return header name to value, in sending order, {@code Authorization} last
    */
   public Map<String, String> headers(String path, String query, byte[] body, long nowMs) {
-    return headers(path, query, body, Long.toString(Math.floorDiv(nowMs, 1000)),
+    return headers(path, query, body, body.length, nowMs);
+  }
+
+  /** As {@link #headers(String, String, byte[], long)} for the body {@code body[0, length)}. */
+  public Map<String, String> headers(String path, String query, byte[] body, int length, long nowMs) {
+    return headers(path, query, body, length, Long.toString(Math.floorDiv(nowMs, 1000)),
         RFC_822_GMT.format(Instant.ofEpochMilli(nowMs)));
   }
 
   /** As {@link #headers(String, String, byte[], long)} with given time header values. */
   Map<String, String> headers(String path, String query, byte[] body, String epochSeconds,
       String date) {
+    return headers(path, query, body, body.length, epochSeconds, date);
+  }
+
+  private Map<String, String> headers(String path, String query, byte[] body, int length,
+      String epochSeconds, String date) {
     Map<String, String> headers = new LinkedHashMap<>();
     headers.put("Content-Type", CONTENT_TYPE);
     headers.put("Accept", CONTENT_TYPE);
     headers.put("User-Agent", ClientVersion.userAgent());
     headers.put(GalaxySigner.TIMESTAMP, epochSeconds);
     headers.put(GalaxySigner.DATE, date);
-    headers.put(GalaxySigner.CONTENT_MD5, GalaxySigner.contentMd5Hex(body, 0, body.length));
+    headers.put(GalaxySigner.CONTENT_MD5, GalaxySigner.contentMd5Hex(body, 0, length));
     Map<String, List<String>> signed = new LinkedHashMap<>();
     headers.forEach((name, value) -> signed.put(name, List.of(value)));
     String signature = GalaxySigner.sign(secretKey,

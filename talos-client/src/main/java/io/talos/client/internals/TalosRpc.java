@@ -164,8 +164,16 @@ public final class TalosRpc implements AutoCloseable {
    * @throws TalosException when there is no Thrift reply
    */
   byte[] exchange(TalosService service, byte[] body, String endpointOrNull) {
+    return exchange(service, body, body.length, endpointOrNull);
+  }
+
+  /**
+   * As {@link #exchange(TalosService, byte[], String)} with the body {@code body[0, length)}; the
+   * array is sent as it is (not copied) and must not change until this returns.
+   */
+  byte[] exchange(TalosService service, byte[] body, int length, String endpointOrNull) {
     String endpoint = endpointOrNull == null ? config.endpoint() : endpointOrNull;
-    String method = methodName(body);
+    String method = methodName(body, length);
     String query = "id=" + requestId() + "&type=" + method;
     URI uri = URI.create(endpoint + service.path() + "?" + query);
     String path = uri.getRawPath();
@@ -173,8 +181,8 @@ public final class TalosRpc implements AutoCloseable {
       for (int attempt = 0; ; attempt++) {
         HttpRequest.Builder request = HttpRequest.newBuilder(uri)
             .timeout(Duration.ofMillis(config.requestTimeoutMs()))
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        for (Map.Entry<String, String> h : signer.headers(path, query, body, nowMs()).entrySet()) {
+            .POST(new ByteArrayBodyPublisher(body, length));
+        for (Map.Entry<String, String> h : signer.headers(path, query, body, length, nowMs()).entrySet()) {
           request.header(h.getKey(), h.getValue());
         }
         HttpResponse<byte[]> response =
@@ -237,9 +245,9 @@ public final class TalosRpc implements AutoCloseable {
     return true;
   }
 
-  private static String methodName(byte[] body) {
+  private static String methodName(byte[] body, int length) {
     try {
-      TMessage message = new TCompactProtocol(new TMemoryInputTransport(body)).readMessageBegin();
+      TMessage message = new TCompactProtocol(new TMemoryInputTransport(body, 0, length)).readMessageBegin();
       return message.name;
     } catch (TException e) {
       throw new IllegalStateException("the generated client wrote an unreadable message", e);

@@ -211,4 +211,31 @@ class MessageBlockCodecTest {
   private static MessageBlock rawBlock(byte[] payload, int messages) {
     return new MessageBlock(0, messages, MessageCompressionType.NONE, java.nio.ByteBuffer.wrap(payload));
   }
+
+  /**
+   * An encoder sized to its messages (as the producer sizes it to a batch) makes the same block as
+   * a default one, whether the size is exact (the buffer becomes the block), too small (it grows)
+   * or too large; and the next block after an exact one is independent of it.
+   */
+  @ParameterizedTest
+  @EnumSource(CompressionType.class)
+  void anEncoderSizedToItsMessagesMakesTheSameBlocks(CompressionType compression) {
+    List<byte[]> payloads = List.of(new byte[] {1, 2, 3}, new byte[100], "x".getBytes(UTF_8));
+    int exact = 0;
+    for (byte[] p : payloads) exact += MessageBlockEncoder.serializedSize(p.length, "s");
+    MessageBlockEncoder reference = new MessageBlockEncoder(compression);
+    for (byte[] p : payloads) reference.add(p, 42, "s");
+    byte[] expected = reference.finish().getMessageBlock();
+    for (int size : new int[] {exact, 1, exact + 1000}) {
+      MessageBlockEncoder sized = new MessageBlockEncoder(compression, size);
+      for (byte[] p : payloads) sized.add(p, 42, "s");
+      MessageBlock block = sized.finish();
+      assertArrayEquals(expected, block.getMessageBlock(), "expected size " + size);
+      sized.add(new byte[] {9}, 43, null); // reuse after finish: a block of its own
+      MessageBlock next = sized.finish();
+      assertEquals(1, next.getMessageNumber());
+      assertArrayEquals(expected, block.getMessageBlock(), "the first block is unchanged");
+    }
+    assertThrows(IllegalArgumentException.class, () -> new MessageBlockEncoder(compression, 0));
+  }
 }

@@ -23,7 +23,11 @@ import org.slf4j.LoggerFactory;
  * server accepted for the group. Lag is {@code endOffset - consumed}.
  *
  * <p>Thread-safety: steps, {@link #stop} and checkpoints synchronize on the reader; the offset
- * getters are lock-free reads for metrics.
+ * getters are lock-free reads for metrics. {@link #markConsumed} takes only a small lock of its
+ * own ({@code consumedLock}, which guards {@code consumed} and the count since the last commit),
+ * never the reader's: a step holds the reader for a whole commit round trip, and poll() marks
+ * every partition it returned, so one partition's commit would otherwise hold up the messages of
+ * all the others.
  */
 public final class PartitionReader {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
@@ -82,6 +86,8 @@ public final class PartitionReader {
   private volatile long endOffset = -1;
   private volatile TalosException failure;
   private long delivered = -1;
+  /** Guards writes of {@code consumed} and {@code consumedSinceCommit}; taken after the reader's lock, never before. */
+  private final Object consumedLock = new Object();
   private long consumedSinceCommit;
   private long lastCommitMs;
   /** Bounds how many partitions process at once when threads outnumber processor.threads; or null. */
@@ -239,7 +245,9 @@ public final class PartitionReader {
     }
     if (failure != null) return;
     position = start;
-    consumed = start - 1;
+    synchronized (consumedLock) {
+      consumed = start - 1;
+    }
     endOffset = Math.max(endOffset, start - 1);
     lastCommitMs = clockMs.getAsLong();
     initialized = true;
@@ -266,28 +274,41 @@ public final class PartitionReader {
         to, config.autoOffsetReset());
     metrics.offsetResets.mark();
     position = to;
-    if (consumed < to - 1 || consumed >= to) consumed = to - 1;
+    synchronized (consumedLock) {
+      if (consumed < to - 1 || consumed >= to) consumed = to - 1;
+    }
   }
 
-  /** Poll mode: messages up to {@code offset} were returned by poll. */
-  public synchronized void markConsumed(long offset) {
+  /**
+   * Poll mode: messages up to {@code offset} were returned by poll. Does not wait for a step in
+   * progress (see the class comment).
+   */
+  public void markConsumed(long offset) {
     if (!stopped) markConsumedLocked(offset);
   }
 
   private void markConsumedLocked(long offset) {
-    if (offset > consumed) {
-      consumedSinceCommit += offset - consumed;
-      consumed = offset;
+    synchronized (consumedLock) {
+      if (offset > consumed) {
+        consumedSinceCommit += offset - consumed;
+        consumed = offset;
+      }
     }
   }
 
   private void commitIfDue(boolean force) {
     if (!config.autoCommit() && !force) return;
-    if (consumed <= committed) return;
+    long upTo;
+    long since;
+    synchronized (consumedLock) {
+      upTo = consumed;
+      since = consumedSinceCommit;
+    }
+    if (upTo <= committed) return;
     long now = clockMs.getAsLong();
-    if (force || consumedSinceCommit >= config.autoCommitMessages()
+    if (force || since >= config.autoCommitMessages()
         || now - lastCommitMs >= config.autoCommitIntervalMs()) {
-      commitLocked(consumed);
+      commitLocked(upTo);
     }
   }
 
@@ -297,7 +318,10 @@ public final class PartitionReader {
       boolean ok = group.commit(offset);
       if (ok) {
         committed = offset;
-        consumedSinceCommit = 0;
+        synchronized (consumedLock) {
+          // poll may have marked more meanwhile: those count towards the next commit
+          consumedSinceCommit = Math.max(0, consumed - offset);
+        }
         metrics.commits.mark();
       } else {
         metrics.commitFailures.mark();

@@ -112,8 +112,18 @@ public final class RecordAccumulator {
    * flight, and marks them in flight (and closed).
    */
   public List<ProducerBatch> drain(long nowMs, int max) {
+    return drain(nowMs, max, Integer.MAX_VALUE);
+  }
+
+  /**
+   * As {@link #drain(long, int)}, taking no more than keeps at most {@code maxInFlight} batches
+   * in flight (decided under the lock, so threads draining at once never exceed it).
+   */
+  public List<ProducerBatch> drain(long nowMs, int max, int maxInFlight) {
     lock.lock();
     try {
+      max = Math.min(max, maxInFlight - inFlight);
+      if (max <= 0) return List.of();
       List<ProducerBatch> out = new ArrayList<>();
       List<ArrayDeque<ProducerBatch>> all = new ArrayList<>(queues.values());
       int n = all.size();

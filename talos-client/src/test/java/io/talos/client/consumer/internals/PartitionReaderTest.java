@@ -14,6 +14,9 @@ import io.talos.client.consumer.MessageProcessor;
 import io.talos.thrift.ErrorCode;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -210,5 +213,73 @@ class PartitionReaderTest {
     end = 120;
     r.updateEndOffset(120);
     assertEquals(21, r.lag());
+  }
+
+  /**
+   * Poll mode: poll() marks what it returned while another thread runs the partition's step. A
+   * step that commits holds the reader for the commit's round trip; marking must not wait for it
+   * (it once did, so one partition's commit held up poll() and with it every partition).
+   */
+  @Test
+  void markingConsumedDoesNotWaitForACommitInProgress() throws Exception {
+    CountDownLatch commitStarted = new CountDownLatch(1);
+    CountDownLatch releaseCommit = new CountDownLatch(1);
+    List<Long> slowCommits = new java.util.concurrent.CopyOnWriteArrayList<>();
+    PartitionReader.GroupOffsets slowGroup = new PartitionReader.GroupOffsets() {
+      @Override
+      public long committed() {
+        return -1;
+      }
+
+      @Override
+      public boolean commit(long offset) {
+        commitStarted.countDown();
+        try {
+          assertTrue(releaseCommit.await(30, TimeUnit.SECONDS), "test never released the commit");
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+        slowCommits.add(offset);
+        return true;
+      }
+
+      @Override
+      public long[] range() {
+        return new long[] {start, end};
+      }
+
+      @Override
+      public long offsetForTimestamp(long timestampMs) {
+        return start;
+      }
+    };
+    MessageProcessor feeder = new MessageProcessor() {
+      @Override
+      public void init(int partition, long startOffset) {}
+
+      @Override
+      public void process(List<ConsumedMessage> messages, MessageCheckpointer checkpointer) {}
+    };
+    PartitionReader r = new PartitionReader(0, this::fetch, feeder, slowGroup,
+        config().autoCommitMessages(5).build(), clock::get, new ConsumerMetrics(() -> 1, () -> 0), false);
+    r.runOnce(); // init
+    r.runOnce(); // offsets 0..9 handed to poll
+    r.markConsumed(9); // poll returned them: 10 consumed, over auto.commit.messages
+    CompletableFuture<PartitionReader.Step> step = CompletableFuture.supplyAsync(r::runOnce); // fetches 10..19, commits 9
+    assertTrue(commitStarted.await(30, TimeUnit.SECONDS), "the step did not commit");
+    try {
+      // poll returning 10..19 meanwhile: must not block on the step's commit
+      CompletableFuture<Void> mark = CompletableFuture.runAsync(() -> r.markConsumed(19));
+      mark.get(10, TimeUnit.SECONDS);
+      assertEquals(19, r.consumedOffset());
+    } finally {
+      releaseCommit.countDown();
+    }
+    assertEquals(PartitionReader.Step.BUSY, step.get(30, TimeUnit.SECONDS));
+    assertEquals(List.of(9L), slowCommits);
+    assertEquals(9, r.committedOffset());
+    // the 10 marked during the commit count towards the next one (auto.commit.messages=5)
+    r.runOnce();
+    assertEquals(List.of(9L, 19L), slowCommits);
   }
 }

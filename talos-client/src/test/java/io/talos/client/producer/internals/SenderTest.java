@@ -245,4 +245,23 @@ class SenderTest {
     sender.runOnce();
     assertEquals(3, topic.partitionCount());
   }
+
+  /**
+   * The I/O thread that got a put's answer sends the partition's next ready batch itself, within
+   * the same turn, instead of leaving it to the sender thread's next turn (two thread hand-offs).
+   */
+  @Test
+  void theThreadThatGotAnAnswerSendsTheNextReadyBatch() throws Exception {
+    sender(ProducerConfig.builder().lingerMs(0).batchMaxRecords(1).enableIdempotence(false)
+        .metadataRefreshIntervalMs(86_400_000).build());
+    CompletableFuture<RecordMetadata> first = append(); // a batch of its own (batch.max.records=1)
+    CompletableFuture<RecordMetadata> second = append(); // the partition's next batch, behind it
+    advanceTo(0);
+    sender.runOnce(); // requests run on the calling thread here
+    assertEquals(2, puts(), "the second batch went out after the first's answer, in the same turn");
+    assertEquals(0, first.get().offset());
+    assertEquals(1, second.get().offset());
+    assertTrue(accumulator.isEmpty());
+    assertEquals(0, accumulator.inFlightCount());
+  }
 }
