@@ -124,6 +124,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String GET_WAITERS_MAX = "message.get.waiters.max";
 
   public static final String SCHEDULING_WORKERS = "scheduling.workers";
+  public static final String SCHEDULING_INLINE_IDLE = "scheduling.inline.idle";
   public static final String SCHEDULING_SELECTOR = "scheduling.selector";
   public static final String SCHEDULING_MAX_WAITING_TASKS = "scheduling.max.waiting.tasks";
   public static final String SCHEDULING_MAX_WAITING_BYTES = "scheduling.max.waiting.bytes";
@@ -358,6 +359,8 @@ public final class ServerConfig extends TalosConfig {
       .section("Request scheduling")
       .define(SCHEDULING_WORKERS, Type.INT, 8, Validator.between(1, 1024),
           "Task-pool workers serving puts and gets (Jetty threads only parse and authenticate).")
+      .define(SCHEDULING_INLINE_IDLE, Type.BOOLEAN, true, null,
+          "A put or get of a partition with nothing waiting or running, whose worker is idle, is served on the HTTP thread that received it (the worker lent to it) instead of waking the worker: one thread hand-off less for a lone request. Only where the storage part runs on the worker (storage.io.threads resolving to 0, the default on a local file system). false: always handed to a worker.")
       .define(SCHEDULING_SELECTOR, Type.STRING, "least-loaded", Validator.oneOf("least-loaded", "hashed"),
           "least-loaded: a partition's tasks go to the worker already serving it, else the worker with the fewest waiting tasks (ties: lowest id); hashed: each partition to a fixed worker (the old model).")
       .define(SCHEDULING_MAX_WAITING_TASKS, Type.INT, 10_000, Validator.between(1, 10_000_000),

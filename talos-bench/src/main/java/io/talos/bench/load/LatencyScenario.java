@@ -34,7 +34,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * omission). The intended time travels in the first 8 bytes of the payload.
  */
 final class LatencyScenario {
-  record Figures(Histogram put, Histogram e2e, long messages) {}
+  /** @param gc the server's GC pauses in the measured window, or null when not known */
+  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc) {}
+
+  /** A put acknowledged later than this counts as a stall in the report. */
+  static final long STALL_NANOS = 20_000_000L;
 
   private LatencyScenario() {}
 
@@ -45,23 +49,33 @@ final class LatencyScenario {
             + " no log.flush.*), no fsync on either";
   }
 
-  static void run(BenchContext ctx, int rate, int size, double warmupSeconds, double seconds, long pollMicros,
-      int inflight) throws Exception {
+  /**
+   * @param longPollMs the Talos consumer's long-poll wait (GetMessageRequest.maxWaitMs): a fetch that
+   *     finds nothing is held by the server until the next append or this long; 0 busy-polls
+   *     instead, pausing {@code pollMicros} after each empty fetch
+   * @param pollMicros pause after an empty fetch that the server did not hold (busy poll, or a
+   *     server with long poll off)
+   */
+  static void run(BenchContext ctx, int rate, int size, double warmupSeconds, double seconds, long longPollMs,
+      long pollMicros, int inflight) throws Exception {
     ctx.report.heading("Scenario 4" + (ctx.kafka ? " and 5" : "") + ": latency at a fixed low rate");
     ctx.report.text(String.format(Locale.ROOT, "%,d messages/s of %d bytes to one partition for %s s (after %s s"
         + " warm-up, not counted). Talos: one SimpleProducer put per message, sent at its time by one of %d"
         + " threads (the SDK's put is synchronous; Kafka's producer keeps up to 5 requests in flight), a consumer thread"
-        + " fetching behind it (parks %d µs when it has caught up; there is no long-poll yet). Kafka: KafkaProducer"
+        + " fetching behind it (%s). Kafka: KafkaProducer"
         + " acks=all, linger.ms=0 (send at once, as its EndToEndLatency tool), a KafkaConsumer polling the"
-        + " partition. Latency from the intended send time, in ms. Durability on both: %s.", rate, size,
-        SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, pollMicros, durabilityText(ctx)));
+        + " partition (fetch.min.bytes=1, fetch.max.wait.ms=500: the broker holds a fetch that finds nothing until a record"
+        + " arrives, its long poll). Latency from the intended"
+        + " send time, in ms. Durability on both: %s.", rate, size,
+        SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, consumerText(longPollMs, pollMicros),
+        durabilityText(ctx)));
     Figures talos;
     Figures kafka = null;
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
       node.resetMemoryPeaks();
       try (AutoCloseable profile = ctx.profile(node, "s4-latency", warmupSeconds + 0.1, seconds)) {
-        talos = talos(ctx, client, rate, size, warmupSeconds, seconds, pollMicros, inflight);
+        talos = talos(ctx, client, node.gcLog(), rate, size, warmupSeconds, seconds, longPollMs, pollMicros, inflight);
       }
       ctx.report.memory("4 latency", "Talos", node.memory());
     }
@@ -91,11 +105,29 @@ final class LatencyScenario {
       }
     }
     if (kafka != null) {
+      t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)), Table.count(stalls(kafka.put)), "");
       t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
     } else {
+      t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
       t.row("messages measured", Table.count(talos.messages));
     }
     ctx.report.table(t);
+    if (talos.gc != null) {
+      ctx.report.text("Talos server GC in the measured window (-Xlog:gc): " + talos.gc.describe() + ".");
+    }
+  }
+
+  /** How the Talos consumer waits for new messages, for the report. */
+  static String consumerText(long longPollMs, long pollMicros) {
+    return longPollMs > 0
+        ? "long poll: a fetch that finds nothing asks the server to hold it up to " + longPollMs
+            + " ms (GetMessageRequest.maxWaitMs), answered as soon as a message is appended"
+        : "busy poll: fetches again " + pollMicros + " µs after a fetch that found nothing";
+  }
+
+  /** Values of {@code h} above {@link #STALL_NANOS}. */
+  static long stalls(Histogram h) {
+    return h.getTotalCount() - h.getCountBetweenValues(0, STALL_NANOS);
   }
 
   private static Histogram histogram() {
@@ -112,8 +144,8 @@ final class LatencyScenario {
     return ByteBuffer.wrap(payload).getLong(0);
   }
 
-  private static Figures talos(BenchContext ctx, TalosClient client, int rate, int size, double warmupSeconds,
-      double seconds, long pollMicros, int inflight) throws Exception {
+  private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, int rate, int size, double warmupSeconds,
+      double seconds, long longPollMs, long pollMicros, int inflight) throws Exception {
     String topic = "s4-latency";
     client.admin().createTopic(topic, 1);
     SimpleProducer producer = client.producer(topic, 0);
@@ -131,10 +163,12 @@ final class LatencyScenario {
       long next = 0;
       try {
         while (consumed.get() < total && failure.get() == null) {
-          List<ConsumedMessage> got = consumer.fetch(next, 1000);
+          SimpleConsumer.Fetched fetched = consumer.fetch(next, 1000, longPollMs);
+          List<ConsumedMessage> got = fetched.messages();
           long now = System.nanoTime();
           if (got.isEmpty()) {
-            LockSupport.parkNanos(pollMicros * 1000);
+            // the server held it (long poll): fetch again at once; else pause before the next
+            if (longPollMs == 0 || !fetched.serverWaited(longPollMs)) LockSupport.parkNanos(pollMicros * 1000);
             continue;
           }
           for (ConsumedMessage m : got) {
@@ -155,12 +189,14 @@ final class LatencyScenario {
     // the SDK's producer is synchronous: up to `inflight` puts at once (threads taking the next
     // due message), as Kafka's producer keeps up to 5 requests in flight
     ExecutorService senders = Executors.newFixedThreadPool(inflight);
+    long gcFrom = -1;
     for (long i = 0; i < total && failure.get() == null; i++) {
       long intended = start + i * interval;
       long wait;
       while ((wait = intended - System.nanoTime()) > 0) {
         LockSupport.parkNanos(wait);
       }
+      if (gcFrom < 0 && intended >= measureStart && gcLog != null) gcFrom = gcLog.position();
       senders.execute(() -> {
         try {
           producer.put(List.of(stamped(template, intended)));
@@ -181,7 +217,8 @@ final class LatencyScenario {
     reader.join(30_000);
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount());
+    GcLog.Pauses gc = gcLog != null && gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
+    return new Figures(put, e2e, put.getTotalCount(), gc);
   }
 
   private static Figures kafka(BenchContext ctx, KafkaNode node, int rate, int size, double warmupSeconds,
@@ -259,6 +296,6 @@ final class LatencyScenario {
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount());
+    return new Figures(put, e2e, put.getTotalCount(), null);
   }
 }

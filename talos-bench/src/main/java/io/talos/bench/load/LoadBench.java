@@ -165,7 +165,13 @@ public final class LoadBench {
     @Option(names = "--inflight", description = "Talos puts in flight at once (threads sending the due messages) (default: ${DEFAULT-VALUE}).")
     int inflight = 4;
 
-    @Option(names = "--poll-micros", description = "Talos consumer's pause after an empty fetch (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--latency-long-poll-ms", description = "Talos consumer's long poll: the server holds a fetch that"
+        + " finds nothing up to this long, until the next append; 0 busy-polls instead (see --poll-micros)"
+        + " (default: ${DEFAULT-VALUE}).")
+    long longPollMs = 5000;
+
+    @Option(names = "--poll-micros", description = "Talos consumer's pause after an empty fetch the server did not hold"
+        + " (with --latency-long-poll-ms 0) (default: ${DEFAULT-VALUE}).")
     long pollMicros = 100;
   }
 
@@ -311,7 +317,7 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
-      LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.pollMicros, o.inflight);
+      LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.longPollMs, o.pollMicros, o.inflight);
     }
   }
 
@@ -351,7 +357,8 @@ public final class LoadBench {
       ThreadModelScenario.run(ctx, threads.partitions, threads.messageBytes, threads.batch, common.warmup, threads.seconds);
       ThroughputScenario.run(ctx, throughput.sizes, throughput.partitions, throughput.batchBytes, common.warmup,
           throughput.seconds);
-      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.pollMicros, latency.inflight);
+      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.longPollMs, latency.pollMicros,
+          latency.inflight);
     }
   }
 

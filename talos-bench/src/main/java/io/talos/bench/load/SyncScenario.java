@@ -65,8 +65,11 @@ final class SyncScenario {
             groups.put("put", puts);
             if (rw) groups.put("get", gets);
             String label = "s1 " + mode + " p=" + partitions + " batch=" + batch;
-            Map<String, ClosedLoop.GroupResult> r = ClosedLoop.run(label, ctx.progress, warmupSeconds, cellSeconds,
-                groups, false);
+            Map<String, ClosedLoop.GroupResult> r;
+            try (AutoCloseable profile = ctx.profile(node, "s1-" + mode + "-p" + partitions + "-b" + batch,
+                warmupSeconds + 0.1, cellSeconds)) {
+              r = ClosedLoop.run(label, ctx.progress, warmupSeconds, cellSeconds, groups, false);
+            }
             node.checkAlive();
             ClosedLoop.GroupResult put = r.get("put");
             ClosedLoop.GroupResult get = r.get("get");

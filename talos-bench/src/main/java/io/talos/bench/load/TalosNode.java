@@ -27,11 +27,14 @@ final class TalosNode implements AutoCloseable {
   private final JvmProcess process;
   private final String endpoint;
   private final Path credentialFile;
+  /** Null for a remote server, or when the JVM options log GC elsewhere. */
+  private final GcLog gcLog;
 
-  private TalosNode(JvmProcess process, String endpoint, Path credentialFile) {
+  private TalosNode(JvmProcess process, String endpoint, Path credentialFile, GcLog gcLog) {
     this.process = process;
     this.endpoint = endpoint;
     this.credentialFile = credentialFile;
+    this.gcLog = gcLog;
   }
 
   /** A server that is already running at {@code endpoint}, used with the credential in the file. */
@@ -40,7 +43,7 @@ final class TalosNode implements AutoCloseable {
       throw new IOException("credential file " + credentialFile + " is not readable (the properties file"
           + " bin/talos user create --out writes)");
     }
-    return new TalosNode(null, endpoint, credentialFile);
+    return new TalosNode(null, endpoint, credentialFile, null);
   }
 
   static TalosNode start(Path talosHome, Path workDir, List<String> jvmOptions,
@@ -53,13 +56,19 @@ final class TalosNode implements AutoCloseable {
     serverProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
     List<String> jvm = new ArrayList<>(jvmOptions);
     jvm.add("-Dlog4j.configuration=log4j-server.properties");
+    // GC pauses, one line each, so that a scenario can tell its stalls from collections (GcLog)
+    GcLog gcLog = null;
+    if (jvmOptions.stream().noneMatch(o -> o.startsWith("-Xlog:gc"))) {
+      gcLog = new GcLog(dataDir.resolveSibling(dataDir.getFileName() + ".gc.log"));
+      jvm.add("-Xlog:gc:file=" + gcLog.file() + ":uptime,level,tags");
+    }
     JvmProcess p = JvmProcess.start("talos-server", jvm, serverClasspath(talosHome),
         "io.talos.server.TalosServerMain", args, dataDir.resolveSibling(dataDir.getFileName() + ".log"));
     try {
       String up = p.awaitLine(l -> l.startsWith("Talos is up: endpoint "), 60_000);
       String endpoint = up.substring("Talos is up: endpoint ".length()).split(",")[0].trim();
       p.awaitLine(l -> l.equals("READY"), 30_000);
-      return new TalosNode(p, endpoint, dataDir.resolve("admin-credential.properties"));
+      return new TalosNode(p, endpoint, dataDir.resolve("admin-credential.properties"), gcLog);
     } catch (IOException | InterruptedException | RuntimeException e) {
       p.close();
       throw e;
@@ -100,6 +109,11 @@ final class TalosNode implements AutoCloseable {
 
   String endpoint() {
     return endpoint;
+  }
+
+  /** The server's GC log ({@code -Xlog:gc}), or null (a remote server, or GC logged per --talos-jvm). */
+  GcLog gcLog() {
+    return gcLog;
   }
 
   /** Whether the bench started this server (false: a remote one). */

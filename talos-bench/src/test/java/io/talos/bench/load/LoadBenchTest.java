@@ -18,10 +18,12 @@ class LoadBenchTest {
   void shouldParseScenarioOptionsAndServerKeys() {
     LoadBench.All all = new LoadBench.All();
     new CommandLine(all).parseArgs("--partitions", "1,8,128", "--batches", "1,10", "--rate", "500",
+        "--latency-long-poll-ms", "0",
         "--no-kafka", "--durability", "sync", "-Dscheduling.workers=4", "--out", "/tmp/x");
     assertEquals(List.of(1, 8, 128), all.sync.partitions);
     assertEquals(List.of(1, 10), all.sync.batches);
     assertEquals(500, all.latency.rate);
+    assertEquals(0, all.latency.longPollMs, "busy poll asked for");
     assertTrue(all.common.noKafka);
     assertEquals("sync", all.common.durability);
     assertEquals(Map.of("scheduling.workers", "4"), all.common.talosProps);
@@ -37,6 +39,7 @@ class LoadBenchTest {
     assertEquals(List.of(100, 1024), all.throughput.sizes);
     assertEquals(16, all.throughput.partitions);
     assertEquals(1000, all.latency.rate);
+    assertEquals(5000, all.latency.longPollMs, "the latency scenario's consumer long-polls by default");
     assertEquals("flush", all.common.durability);
   }
 

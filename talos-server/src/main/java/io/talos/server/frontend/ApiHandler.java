@@ -57,7 +57,11 @@ import org.slf4j.LoggerFactory;
  * (408) and a shared in-flight byte budget (503 + Retry-After) ({@link RequestBodyReader}); check
  * the body against its signed MD5 (401); decode the call (400 when the body is not a well-formed
  * call or its method is not {@code type}). putMessage and getMessage are then handed to the {@link TaskPool} and the
- * Jetty thread is free: the response completes when a pool worker has served the call. Other
+ * Jetty thread is free: the response completes when a pool worker has served the call. A put or
+ * get of a partition with nothing waiting or running, whose worker is idle, is served on the Jetty
+ * thread itself with that worker lent to it ({@link TaskPool#submitOrRun}; {@code
+ * scheduling.inline.idle}, only when the storage part runs on the worker): a lone request then
+ * costs no thread hand-off. Other
  * calls (admin, consumer groups: metadata operations) run on the Jetty thread. Either way the
  * answer is {@code 200 application/x-thrift} with the Thrift reply.
  *
@@ -145,6 +149,12 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     public static final LongPoll OFF = new LongPoll(0, 0);
   }
 
+  /**
+   * Puts and gets of an idle partition may run on the request thread: the storage part runs on
+   * the worker (no storage threads), so the request thread only does what the worker would.
+   */
+  private final boolean inlineIdle;
+
   /** Where long-polling gets park; null when long poll is off. */
   private final FetchWaiters waiters;
 
@@ -161,12 +171,15 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
    * @param audit where authentication failures and the {@link #AUDITED} calls are written
    * @param security the permission check and the quotas
    * @param longPoll the bounds of held gets
+   * @param inlineIdle serve a put or get of an idle partition whose worker is idle on the request
+   *     thread ({@link TaskPool#submitOrRun}); ignored unless {@code storageThreads} is 0
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
       ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit,
-      Security security, LongPoll longPoll) {
+      Security security, LongPoll longPoll, boolean inlineIdle) {
     this.security = security;
+    this.inlineIdle = inlineIdle && storageThreads == 0;
     this.throttleTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "talos-throttle");
       t.setDaemon(true);
@@ -385,7 +398,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       }
       long held = bodyLength;
       schedule(dispatcher, call, ctx, new PendingReply(response, callback, timer, () -> waitingBytes.addAndGet(-held)),
-          held, clockOffsetMs, forgetReplay);
+          held, clockOffsetMs, forgetReplay, inlineIdle);
       return;
     }
     byte[] reply;
@@ -453,9 +466,12 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
   /**
    * Hands a put or get to the task pool, answered through {@code pending}; {@code held} request
    * bytes count against {@code scheduling.max.waiting.bytes} until then.
+   *
+   * @param mayRunHere the calling thread may serve the call itself when its partition and worker
+   *     are idle ({@link TaskPool#submitOrRun}): a request thread, never an event loop
    */
   private void schedule(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx,
-      PendingReply pending, long held, long clockOffsetMs, Runnable forgetReplay) {
+      PendingReply pending, long held, long clockOffsetMs, Runnable forgetReplay, boolean mayRunHere) {
     // Request bodies held by waiting and running tasks are bounded too, not only their count.
     boolean fits = waitingBytes.addAndGet(held) <= maxWaitingBytes;
     boolean put = call.method().equals("putMessage");
@@ -475,7 +491,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       return;
     }
     if (!fits) {
-      submit(task, false, forgetReplay);
+      submit(task, false, forgetReplay, false);
       return;
     }
     // Quotas are charged only for a request that can be served: its arguments are checked first
@@ -508,15 +524,18 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       }, task);
     } else if (decision.delayMs() > 0) {
       metrics.meter("quota.delayed").mark();
-      later(decision.delayMs(), () -> submit(task, true, forgetReplay), task);
+      later(decision.delayMs(), () -> submit(task, true, forgetReplay, false), task);
     } else {
-      submit(task, true, forgetReplay);
+      submit(task, true, forgetReplay, mayRunHere);
     }
   }
 
-  /** Hands a put or get to the pool, or answers it at once when the pool cannot take it. */
-  private void submit(MessageCallTask task, boolean fits, Runnable forgetReplay) {
-    Admission admission = fits ? pool.submit(task) : Admission.REJECTED_FULL;
+  /**
+   * Hands a put or get to the pool (or, {@code mayRunHere}, serves it on this thread when its
+   * partition and worker are idle), or answers it at once when the pool cannot take it.
+   */
+  private void submit(MessageCallTask task, boolean fits, Runnable forgetReplay, boolean mayRunHere) {
+    Admission admission = !fits ? Admission.REJECTED_FULL : mayRunHere ? pool.submitOrRun(task) : pool.submit(task);
     if (!admission.accepted()) {
       forgetReplay.run();
       // Refused fast, never queued: the client retries later (or elsewhere).
@@ -635,8 +654,9 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     metrics.meter("forward.served").mark();
     Timer.Context timer = metrics.timer("forwarded.message." + call.method()).time();
     long held = request.bodyLength();
+    // never on the peer server's event loop: always handed to a worker
     schedule(dispatcher, call, ctx, new PendingReply(sink, timer, () -> waitingBytes.addAndGet(-held)), held,
-        request.clockOffsetMs(), () -> { });
+        request.clockOffsetMs(), () -> { }, false);
   }
 
   /** A Thrift INTERNAL_ERROR answer to {@code method} (for the peer port's last-resort errors). */

@@ -70,6 +70,26 @@ public final class ExactSizeEncoder {
       length += len;
     }
 
+    /**
+     * A binary field (a message payload): counted or copied straight from the buffer. TTransport's
+     * own version copies it into a new array first, in both passes (the compact protocol writes
+     * every binary field through here).
+     */
+    @Override
+    public int write(java.nio.ByteBuffer buf) throws org.apache.thrift.transport.TTransportException {
+      int len = buf.remaining();
+      if (array != null) {
+        if (len > array.length - length) {
+          throw new org.apache.thrift.transport.TTransportException("reply larger than counted");
+        }
+        buf.get(array, length, len);
+      } else {
+        buf.position(buf.limit());
+      }
+      length += len;
+      return len;
+    }
+
     @Override
     public boolean isOpen() {
       return true;

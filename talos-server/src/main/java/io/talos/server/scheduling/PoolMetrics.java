@@ -24,6 +24,8 @@ import java.util.List;
  *   <tr><td>{@value #EXPIRED}</td><td>meter</td><td>tasks expired instead of run</td></tr>
  *   <tr><td>{@value #REJECTED}</td><td>meter</td><td>submissions refused, full or closed</td></tr>
  *   <tr><td>{@value #FAILED}</td><td>meter</td><td>tasks failed because their run threw</td></tr>
+ *   <tr><td>{@value #RAN_ON_CALLER}</td><td>meter</td><td>tasks served on the submitting thread,
+ *       their worker lent to it ({@link TaskPool#submitOrRun}); their queue wait is 0</td></tr>
  *   <tr><td>{@value #WAITING}</td><td>gauge</td><td>tasks waiting in the whole pool</td></tr>
  *   <tr><td>pool.worker.&lt;id&gt;.depth</td><td>gauge</td><td>tasks waiting for that worker</td></tr>
  *   <tr><td>pool.worker.&lt;id&gt;.busy.ratio</td><td>gauge</td><td>fraction of the last
@@ -40,6 +42,7 @@ public final class PoolMetrics {
   public static final String REJECTED = "pool.rejected";
   public static final String FAILED = "pool.failed";
   public static final String WAITING = "pool.waiting";
+  public static final String RAN_ON_CALLER = "pool.ran.on.caller";
 
   public static String workerDepth(int workerId) {
     return "pool.worker." + workerId + ".depth";
@@ -55,6 +58,7 @@ public final class PoolMetrics {
   final Meter expired;
   final Meter rejected;
   final Meter failed;
+  final Meter ranOnCaller;
   private final MetricRegistry registry;
   private final List<String> gauges = new ArrayList<>();
 
@@ -66,6 +70,7 @@ public final class PoolMetrics {
     this.expired = registry.meter(EXPIRED);
     this.rejected = registry.meter(REJECTED);
     this.failed = registry.meter(FAILED);
+    this.ranOnCaller = registry.meter(RAN_ON_CALLER);
   }
 
   synchronized void registerGauges(TaskPool pool) {

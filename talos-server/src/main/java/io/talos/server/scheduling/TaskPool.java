@@ -152,6 +152,47 @@ public final class TaskPool implements AutoCloseable {
     return accepted[0] ? Admission.ACCEPTED : reject(Admission.REJECTED_CLOSED);
   }
 
+  /**
+   * As {@link #submit}, except that a task whose key has nothing waiting or running, and whose
+   * worker (the one the selector chooses) is idle, is served at once on the calling thread instead
+   * of waking that worker: the worker is lent to the caller for the run ({@link Worker}, "Lending")
+   * and the key is in the key table meanwhile, so every guarantee of the class holds as if the
+   * worker had run it. A lone request thus costs no thread hand-off. Otherwise the task is queued
+   * as by {@link #submit}.
+   *
+   * <p>Only for callers that may block for the task's run (its storage work included): a request
+   * thread, never an event loop or a timer.
+   *
+   * @return {@link Admission#ACCEPTED} once the task has run here or been queued; otherwise as
+   *     {@link #submit}
+   */
+  public Admission submitOrRun(Task task) {
+    Object key = Objects.requireNonNull(Objects.requireNonNull(task, "task").key(), "task.key()");
+    int priority = task.priority();
+    if (closed || keys.containsKey(key) || priority < 0 || priority >= config.priorityClasses().size()) {
+      return submit(task);
+    }
+    long nowMs = clock.millis();
+    long taskDeadlineMs = task.deadlineMs();
+    long deadlineMs = taskDeadlineMs > 0 ? taskDeadlineMs : saturatedAdd(nowMs, config.defaultDeadlineMs());
+    if (nowMs > deadlineMs) return submit(task); // the worker expires it, as any task
+    QueuedTask queued = new QueuedTask(task, key, priority, deadlineMs, nowNanos());
+    Worker[] lent = new Worker[1];
+    keys.compute(key, (k, state) -> {
+      if (state != null) return state; // a task of the key came first: queue behind it
+      Worker worker = workers.get(select(k));
+      if (!worker.tryLend()) return null;
+      KeyState entry = new KeyState(worker);
+      entry.tasks = 1;
+      lent[0] = worker;
+      return entry;
+    });
+    if (lent[0] == null) return submit(task);
+    metrics.ranOnCaller.mark();
+    lent[0].serveLent(queued); // releases the key when answered, as a worker's run does
+    return Admission.ACCEPTED;
+  }
+
   private int select(Object key) {
     int id = config.selector().select(key, workers);
     if (id < 0 || id >= workers.size()) {

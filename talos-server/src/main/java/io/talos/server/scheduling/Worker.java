@@ -20,11 +20,19 @@ import org.slf4j.LoggerFactory;
  * with the next same-key tasks that may join (see {@link MergeableTask} for which). A task that
  * throws fails only the tasks of its own run, and the worker goes on.
  *
+ * <p><b>Lending.</b> An idle worker (nothing waiting, nothing running) may be lent to the thread
+ * that submits a task ({@link TaskPool#submitOrRun}): that thread serves the task itself, exactly
+ * as the worker would have (same metrics, same answers), and the worker serves nothing until the
+ * loan ends; tasks queued for it meanwhile wait as they would behind a running task. So the
+ * worker still serves one task (or batch) at a time, and what holds for its tasks holds for the
+ * lent run too.
+ *
  * <p>Thread-safety: {@link #id()}, {@link #waitingTasks()}, {@link #isRunning()}, {@link
  * #tasksOf(Object)} and {@link #busyRatio()} may be called from any thread (values are live
- * snapshots). The queues are guarded by the worker's lock, held only to enqueue, to dequeue (and
- * collect a batch) and to close, never while a task runs. {@link #runOnce()} is for pools created
- * without threads and must be called by one thread at a time.
+ * snapshots). The queues, the loan and the start of a run ({@code running} set) are guarded by
+ * the worker's lock, held only to enqueue, to dequeue (and collect a batch), to lend and to close,
+ * never while a task runs. {@link #runOnce()} is for pools created without threads and must be
+ * called by one thread at a time.
  */
 public final class Worker {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -36,7 +44,10 @@ public final class Worker {
   private final Condition workAvailable = lock.newCondition();
   private final ArrayDeque<QueuedTask>[] queues; // index = priority class; guarded by lock
   private boolean closed; // guarded by lock
+  /** Lent to a submitting thread that is serving a task ({@link #tryLend}); guarded by lock. */
+  private boolean lent;
   private volatile int waiting; // written under lock
+  /** Set under the lock when a run starts (dequeued or lent), cleared when it has ended. */
   private volatile boolean running;
   private final BusyRatio busy;
 
@@ -124,6 +135,41 @@ public final class Worker {
     }
   }
 
+  /**
+   * Lends this worker to the calling thread if it is idle: not closed, not lent, nothing waiting
+   * and nothing running. The caller must then call {@link #serveLent} at once. Called within the
+   * key's table entry lock, like {@link #enqueue}.
+   */
+  boolean tryLend() {
+    lock.lock();
+    try {
+      if (closed || lent || running || waiting > 0) return false;
+      lent = true;
+      running = true;
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Serves {@code task} on the calling thread, to which this worker was lent ({@link #tryLend}),
+   * then ends the loan and wakes the worker thread for what was queued meanwhile.
+   */
+  void serveLent(QueuedTask task) {
+    try {
+      serve(new Work(task, false, task.task instanceof MergeableTask ? List.of(task) : null, null));
+    } finally {
+      lock.lock();
+      try {
+        lent = false;
+        if (waiting > 0 || closed) workAvailable.signal();
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
   /** Stops accepting, wakes the thread and returns what was waiting, in serving order. */
   List<QueuedTask> closeAndDrain() {
     lock.lock();
@@ -169,12 +215,14 @@ public final class Worker {
     try {
       while (true) {
         if (closed) return null;
-        for (ArrayDeque<QueuedTask> queue : queues) {
+        for (int i = 0; i < queues.length && !lent; i++) {
+          ArrayDeque<QueuedTask> queue = queues[i];
           QueuedTask head = queue.pollFirst();
           if (head != null) {
             Work work = collect(head, queue);
             waiting -= work.size();
             pool.dequeued(work.size());
+            running = true;
             return work;
           }
         }
@@ -231,7 +279,6 @@ public final class Worker {
   private void serve(Work work) {
     long startNanos = pool.nowNanos();
     PoolMetrics metrics = pool.metrics();
-    running = true;
     busy.busy(startNanos);
     try {
       if (work.expiredBehind != null) {

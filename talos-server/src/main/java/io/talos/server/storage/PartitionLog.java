@@ -50,6 +50,12 @@ import org.slf4j.LoggerFactory;
  *   flusher:  hflush (covers g1) -------------| publish+ack g1 | hflush (covers g2, g3) ...
  * </pre>
  *
+ * On a local file system with {@link Durability#FLUSH} a flush is one write(2) of the stream's
+ * buffer into the page cache, cheaper than waking a flush thread: there the writer that finds no
+ * flush in flight flushes its own append itself ({@code flushInline}), exactly as {@link
+ * #appendPuts} does, and hands the flusher to {@link #flushThreads} only if another writer's
+ * appends arrived meanwhile. A lone put is then written, flushed and acknowledged on one thread.
+ *
  * Offsets are handed out at write time ({@code writeOffset}, ahead of {@code endOffset} by the
  * pending appends). A roll, sync, close or retention roll first waits until nothing is pending.
  * A failed flush fails every pending append (none acknowledged) and {@code writeOffset} falls
@@ -103,6 +109,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   private final NextOffsetStore nextOffsets;
   private final String topicResourceName;
   private final int partitionId;
+  /** The writer starting the flusher flushes its own append (local file system, FLUSH: see the class comment). */
+  private final boolean flushInline;
 
   private final ReentrantLock appendLock = new ReentrantLock();
   private final ReentrantReadWriteLock segmentsLock = new ReentrantReadWriteLock();
@@ -141,6 +149,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     this.nextOffsets = nextOffsets;
     this.topicResourceName = topicResourceName;
     this.partitionId = partitionId;
+    this.flushInline = config.durability() == Durability.FLUSH && fs instanceof org.apache.hadoop.fs.RawLocalFileSystem;
   }
 
   /**
@@ -308,7 +317,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    *     duplicates included) and the log stays writable
    */
   public PutResult[] appendPuts(List<Put> puts, long appendTimestampMs) throws IOException {
-    Group g = write(puts, appendTimestampMs, true);
+    Group g = write(puts, appendTimestampMs);
     if (g.runFlusher) flushLoop(g);
     try {
       return g.future.join();
@@ -327,7 +336,9 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    * earlier append of this log has completed (futures complete in append order, on the log's
    * flusher thread). Meanwhile the caller may append the next puts: they go into the same stream
    * behind these while the flush is in flight, and the next flush covers them all. Offsets are
-   * handed out at write time, in order, never twice.
+   * handed out at write time, in order, never twice. On a local file system with {@link
+   * Durability#FLUSH}, a call that finds no flush in flight flushes on the calling thread and
+   * returns a completed future (see the class comment).
    *
    * <p>If a flush (or a write) fails, the future of every append not yet completed fails with the
    * {@link IOException} (or {@link PartitionFencedException}): none of them is acknowledged, none
@@ -340,8 +351,14 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    */
   public java.util.concurrent.CompletableFuture<PutResult[]> appendPutsAsync(List<Put> puts, long appendTimestampMs)
       throws IOException {
-    Group g = write(puts, appendTimestampMs, false);
-    if (g.runFlusher) flushThreads.execute(() -> flushLoop(null));
+    Group g = write(puts, appendTimestampMs);
+    if (g.runFlusher) {
+      if (flushInline) {
+        flushLoop(g);
+      } else {
+        flushThreads.execute(() -> flushLoop(null));
+      }
+    }
     return g.future;
   }
 
@@ -420,7 +437,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    * flushing. Returns the pipeline entry; its {@code runFlusher} tells the caller to start the
    * flusher. A call that writes nothing and finds the pipeline empty returns a completed entry.
    */
-  private Group write(List<Put> puts, long appendTimestampMs, boolean inlineFlush) throws IOException {
+  private Group write(List<Put> puts, long appendTimestampMs) throws IOException {
     Objects.requireNonNull(puts, "puts");
     if (puts.isEmpty()) throw new IllegalArgumentException("no puts to append");
     int blockCount = 0;

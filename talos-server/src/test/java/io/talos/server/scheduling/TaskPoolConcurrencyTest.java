@@ -176,40 +176,56 @@ class TaskPoolConcurrencyTest {
   @Test
   void shouldKeepPerKeyOrderAndAnswerEachTaskOnceUnderConcurrentSubmits() throws Exception {
     for (WorkerSelector selector : List.of(new LeastLoadedWorkerSelector(), new HashedWorkerSelector())) {
-      int submitters = 6;
-      int perSubmitter = 5_000;
-      Checks checks = new Checks(submitters * perSubmitter);
-      MetricRegistry registry = new MetricRegistry();
-      List<List<OrderedGet>> all = new ArrayList<>();
-      TaskPool pool = threadedPool(registry, selector);
-      try {
-        List<Thread> threads = new ArrayList<>();
-        for (int s = 0; s < submitters; s++) {
-          List<OrderedGet> tasks = tasksOf(checks, s, perSubmitter);
-          all.add(tasks);
-          threads.add(new Thread(() -> {
-            for (OrderedGet task : tasks) {
-              Admission admission;
-              while ((admission = pool.submit(task)) == Admission.REJECTED_FULL) Thread.yield();
-              if (admission != Admission.ACCEPTED) checks.violations.add(task + ": " + admission);
-            }
-          }, "submitter-" + s));
-        }
-        threads.forEach(Thread::start);
-        for (Thread t : threads) t.join(TimeUnit.SECONDS.toMillis(60));
-        assertTrue(checks.allAnswered.await(60, TimeUnit.SECONDS),
-            selector + ": answered " + checks.answered.get() + " of " + submitters * perSubmitter);
-      } finally {
-        pool.close(); // joins the workers: they have released every key of the tasks they answered
-      }
-      assertEquals(0, pool.waitingTasks());
-      for (int key = 0; key < KEYS; key++) assertEquals(-1, pool.workerOf(key), "key " + key + " released");
-      assertEquals(List.of(), new ArrayList<>(checks.violations), selector.toString());
-      for (List<OrderedGet> tasks : all) {
-        for (OrderedGet task : tasks) assertEquals(1, task.answers.get(), task.toString());
-      }
-      assertTrue(registry.histogram(PoolMetrics.BATCH_SIZE).getSnapshot().getMax() >= 1);
+      keepsPerKeyOrder(selector, false);
     }
+  }
+
+  @Test
+  void shouldKeepPerKeyOrderWhenSubmittersServeIdleKeysThemselves() throws Exception {
+    for (WorkerSelector selector : List.of(new LeastLoadedWorkerSelector(), new HashedWorkerSelector())) {
+      MetricRegistry registry = keepsPerKeyOrder(selector, true);
+      assertTrue(registry.meter(PoolMetrics.RAN_ON_CALLER).getCount() > 0, selector + ": no task ran on its submitter");
+    }
+  }
+
+  /** Submitters submit (or, {@code onCaller}, submitOrRun) concurrently; checks order and answers. */
+  private static MetricRegistry keepsPerKeyOrder(WorkerSelector selector, boolean onCaller) throws Exception {
+    int submitters = 6;
+    int perSubmitter = 5_000;
+    Checks checks = new Checks(submitters * perSubmitter);
+    MetricRegistry registry = new MetricRegistry();
+    List<List<OrderedGet>> all = new ArrayList<>();
+    TaskPool pool = threadedPool(registry, selector);
+    try {
+      List<Thread> threads = new ArrayList<>();
+      for (int s = 0; s < submitters; s++) {
+        List<OrderedGet> tasks = tasksOf(checks, s, perSubmitter);
+        all.add(tasks);
+        threads.add(new Thread(() -> {
+          for (OrderedGet task : tasks) {
+            Admission admission;
+            while ((admission = onCaller ? pool.submitOrRun(task) : pool.submit(task)) == Admission.REJECTED_FULL) {
+              Thread.yield();
+            }
+            if (admission != Admission.ACCEPTED) checks.violations.add(task + ": " + admission);
+          }
+        }, "submitter-" + s));
+      }
+      threads.forEach(Thread::start);
+      for (Thread t : threads) t.join(TimeUnit.SECONDS.toMillis(60));
+      assertTrue(checks.allAnswered.await(60, TimeUnit.SECONDS),
+          selector + ": answered " + checks.answered.get() + " of " + submitters * perSubmitter);
+    } finally {
+      pool.close(); // joins the workers: they have released every key of the tasks they answered
+    }
+    assertEquals(0, pool.waitingTasks());
+    for (int key = 0; key < KEYS; key++) assertEquals(-1, pool.workerOf(key), "key " + key + " released");
+    assertEquals(List.of(), new ArrayList<>(checks.violations), selector.toString());
+    for (List<OrderedGet> tasks : all) {
+      for (OrderedGet task : tasks) assertEquals(1, task.answers.get(), task.toString());
+    }
+    assertTrue(registry.histogram(PoolMetrics.BATCH_SIZE).getSnapshot().getMax() >= 1);
+    return registry;
   }
 
   @Test

@@ -519,4 +519,84 @@ class TaskPoolTest {
     assertTrue(pool.worker(1).runOnce());
     assertEquals(List.of("run busy", "run other"), log);
   }
+
+  @Test
+  void shouldServeATaskOfAnIdleKeyOnTheSubmittingThreadWithItsWorkerLent() {
+    pool(2);
+    Thread[] ranOn = new Thread[1];
+    RecordingTask lone = get("lone", "k1").onRun(() -> {
+      ranOn[0] = Thread.currentThread();
+      assertEquals(0, pool.workerOf("k1"), "the key is in the table while it runs");
+      assertTrue(pool.worker(0).isRunning(), "its worker is lent: it counts as running");
+    });
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    assertEquals(List.of("run lone"), log);
+    assertSame(Thread.currentThread(), ranOn[0]);
+    assertEquals(-1, pool.workerOf("k1"), "released once answered");
+    assertFalse(pool.worker(0).isRunning());
+    assertFalse(pool.worker(0).runOnce(), "nothing was queued");
+    assertEquals(1, registry.meter(PoolMetrics.RAN_ON_CALLER).getCount());
+    assertEquals(1, registry.timer(PoolMetrics.SERVICE).getCount());
+    assertEquals(0, registry.timer(PoolMetrics.QUEUE_WAIT).getSnapshot().getMax());
+  }
+
+  @Test
+  void shouldRunALonePutAsABatchOfOneOnTheSubmittingThread() {
+    pool(1);
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(put("p", "k1")));
+    assertEquals(List.of("batch [p]"), log);
+  }
+
+  @Test
+  void shouldQueueBehindATaskOfTheSameKeyInsteadOfRunningOnTheCaller() {
+    pool(2);
+    submit(get("first", "k1"));
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(get("second", "k1")));
+    assertEquals(List.of(), log, "nothing ran on the caller");
+    runUntilIdle();
+    assertEquals(List.of("run first", "run second"), log);
+    assertEquals(0, registry.meter(PoolMetrics.RAN_ON_CALLER).getCount());
+  }
+
+  @Test
+  void shouldQueueWhenTheWorkerOfAFreeKeyIsRunningATask() {
+    pool(1);
+    RecordingTask other = get("other", "k2");
+    RecordingTask busy = get("busy", "k1").onRun(() -> {
+      assertEquals(Admission.ACCEPTED, pool.submitOrRun(other));
+      assertEquals(List.of(), log, "the free key's task did not run while its worker was busy");
+    });
+    submit(busy);
+    assertTrue(pool.worker(0).runOnce());
+    assertEquals(List.of("run busy"), log);
+    assertEquals(1, depth(0));
+    assertTrue(pool.worker(0).runOnce());
+    assertEquals(List.of("run busy", "run other"), log);
+  }
+
+  @Test
+  void shouldServeNothingOnALentWorkerUntilTheLoanEnds() {
+    pool(1);
+    RecordingTask same = get("same", "k1");
+    RecordingTask other = get("other", "k2");
+    RecordingTask lone = get("lone", "k1").onRun(() -> {
+      submit(same, other); // both to worker 0, lent to this thread
+      assertFalse(pool.worker(0).runOnce(), "a lent worker serves nothing");
+      assertEquals(2, depth(0));
+    });
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    assertEquals(List.of("run lone"), log);
+    runUntilIdle();
+    assertEquals(List.of("run lone", "run same", "run other"), log);
+  }
+
+  @Test
+  void shouldQueueAnAlreadyExpiredTaskForTheWorkerToExpire() {
+    pool(1);
+    RecordingTask late = new RecordingTask("late", "k1", GET, START_MS - 1, log);
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(late));
+    assertEquals(List.of(), log);
+    runUntilIdle();
+    assertEquals(List.of("expire late"), log);
+  }
 }

@@ -751,4 +751,35 @@ class PartitionLogTest {
     assertNull(reopened.segments().get(0).lostTail());
     fx.assertEveryBlockReadable(reopened, 0);
   }
+
+  private static List<PartitionLog.Put> onePut(long offset) {
+    return List.of(new PartitionLog.Put(List.of(LogFixture.block(offset, 1, 10)), PartitionLog.NO_PRODUCER, -1));
+  }
+
+  @Test
+  void shouldFlushALoneAsyncAppendOnTheCallingThreadOnALocalFileSystemWithFlushDurability() throws Exception {
+    PartitionLog log = open(small); // FLUSH on the raw local file system
+    Thread[] completedOn = new Thread[1];
+    java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]> first = log.appendPutsAsync(onePut(0), T0);
+    assertTrue(first.isDone(), "written, flushed and acknowledged before appendPutsAsync returned");
+    first.whenComplete((r, e) -> completedOn[0] = Thread.currentThread());
+    assertEquals(Thread.currentThread(), completedOn[0]);
+    assertEquals(0, first.join()[0].firstOffset());
+    assertEquals(1, log.endOffset(), "published: readable");
+    assertEquals(1, log.appendPutsAsync(onePut(1), T0).join()[0].firstOffset());
+    assertEquals(2, log.endOffset());
+  }
+
+  @Test
+  void shouldHandTheFlushToAFlushThreadOnOtherFileSystems() throws Exception {
+    PartitionLog log = open(faulty, small); // not the raw local file system: pipelined
+    faulty.flushGate = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]> f = log.appendPutsAsync(onePut(0), T0);
+    assertTrue(faulty.flushEntered.await(10, java.util.concurrent.TimeUnit.SECONDS), "a flush thread flushes");
+    assertFalse(f.isDone(), "acknowledged only after the flush");
+    assertEquals(0, log.endOffset());
+    faulty.flushGate.countDown();
+    assertEquals(0, f.get(10, java.util.concurrent.TimeUnit.SECONDS)[0].firstOffset());
+    assertEquals(1, log.endOffset());
+  }
 }

@@ -351,7 +351,9 @@ class PartitionLogsTest {
   @Test
   void shouldAcknowledgeEveryPipelinedAppendOfManyLogsThroughOneFlushThread() throws Exception {
     // storage.flush.threads=1: the logs' flushes queue for the one thread; none may wait for another.
-    PartitionLogs bounded = new PartitionLogs(fs, new Path(new Path(tmp.toUri()), "bounded"), config, clock, 0,
+    // SYNC: with FLUSH on a local file system the writer flushes its own append (no flush thread).
+    LogConfig sync = config.toBuilder().durability(Durability.SYNC).build();
+    PartitionLogs bounded = new PartitionLogs(fs, new Path(new Path(tmp.toUri()), "bounded"), sync, clock, 0,
         new PartitionLogs.Limits(100, 1000, 0, 0, 0, 10_000, 1), NextOffsetStore.NONE);
     try {
       List<java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]>> acks = new ArrayList<>();
