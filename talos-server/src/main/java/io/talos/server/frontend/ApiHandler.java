@@ -145,6 +145,16 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     public static final LongPoll OFF = new LongPoll(0, 0);
   }
 
+  /**
+   * The answer bytes of getMessage calls held at once (see {@link GetReplyBudget}).
+   *
+   * @param inflightMaxBytes {@code message.get.inflight.max.bytes}
+   * @param maxBytesPerGet {@code message.get.max.bytes}
+   */
+  public record GetReplies(long inflightMaxBytes, int maxBytesPerGet) {}
+
+  private final GetReplyBudget replyBudget;
+
   /** Where long-polling gets park; null when long poll is off. */
   private final FetchWaiters waiters;
 
@@ -161,12 +171,15 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
    * @param audit where authentication failures and the {@link #AUDITED} calls are written
    * @param security the permission check and the quotas
    * @param longPoll the bounds of held gets
+   * @param getReplies the bound of the getMessage answers held at once
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
       ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit,
-      Security security, LongPoll longPoll) {
+      Security security, LongPoll longPoll, GetReplies getReplies) {
     this.security = security;
+    this.replyBudget = new GetReplyBudget(getReplies.inflightMaxBytes(), getReplies.maxBytesPerGet());
+    metrics.gauge("message.get.inflight.bytes", () -> replyBudget::usedBytes);
     this.throttleTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "talos-throttle");
       t.setDaemon(true);
@@ -467,7 +480,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     MessageCallTask task = put
         ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
         : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet,
-            waiters, t -> pool.submit(t).accepted());
+            waiters, t -> pool.submit(t).accepted(), replyBudget);
     if (task.expiredAt(clock.millis())) {
       metrics.meter(PoolMetrics.EXPIRED).mark();
       forgetReplay.run(); // nothing ran: an identical retry is not a replay
