@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>A get reserves what it may read before reading; when less is free it is granted what is
  * free and reads that much (at least one block is always returned, so the reservation is
  * resized to the real answer once read: the budget is exceeded by at most one block per get
- * being read, and a get that found little holds little while its answer is sent);
- * when nothing is free it is refused (retriable). The reservation is released once the answer is
- * sent, or dropped.
+ * being read, and a get that found little holds little while its answer is sent). When nothing
+ * is free only because of gets still reading (their grants are what they may read, not what they
+ * will), a get is granted one block; it is refused (retriable) only when answers already read
+ * fill the budget. The reservation is released once the answer is sent, or dropped.
  *
  * <p>Thread-safe (lock-free); a {@link Reservation} belongs to one get at a time.
  */
@@ -22,6 +23,8 @@ final class GetReplyBudget {
   private final long maxBytes;
   private final int maxPerGet;
   private final AtomicLong used = new AtomicLong();
+  /** The part of {@link #used} granted to gets still reading (not yet resized to their answer). */
+  private final AtomicLong reading = new AtomicLong();
 
   /**
    * @param maxBytes most answer bytes held at once
@@ -46,9 +49,18 @@ final class GetReplyBudget {
     long wanted = requestedMax > 0 ? Math.min(requestedMax, maxPerGet) : maxPerGet;
     for (long u = used.get(); ; u = used.get()) {
       long free = maxBytes - u;
-      if (free <= 0) return null;
-      long grant = Math.min(wanted, free);
-      if (used.compareAndSet(u, u + grant)) return new Reservation(grant);
+      long grant;
+      if (free > 0) {
+        grant = Math.min(wanted, free);
+      } else if (u - reading.get() < maxBytes) {
+        grant = 1; // full of grants, not of answers: one block
+      } else {
+        return null;
+      }
+      if (used.compareAndSet(u, u + grant)) {
+        reading.addAndGet(grant);
+        return new Reservation(grant);
+      }
     }
   }
 
@@ -63,6 +75,7 @@ final class GetReplyBudget {
   /** Room held for one get's answer. */
   final class Reservation {
     private final AtomicBoolean released = new AtomicBoolean();
+    private final AtomicBoolean read = new AtomicBoolean();
     private volatile long bytes;
 
     private Reservation(long bytes) {
@@ -79,14 +92,17 @@ final class GetReplyBudget {
      * partition had less, more when its one block was larger than the grant.
      */
     void resizeTo(long answerBytes) {
-      if (released.get()) return;
+      if (released.get() || !read.compareAndSet(false, true)) return;
+      reading.addAndGet(-bytes);
       used.addAndGet(answerBytes - bytes);
       bytes = answerBytes;
     }
 
     /** Gives the room back; only the first call counts. */
     void release() {
-      if (released.compareAndSet(false, true)) used.addAndGet(-bytes);
+      if (!released.compareAndSet(false, true)) return;
+      if (read.compareAndSet(false, true)) reading.addAndGet(-bytes);
+      used.addAndGet(-bytes);
     }
   }
 }

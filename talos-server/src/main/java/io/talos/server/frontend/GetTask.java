@@ -177,9 +177,9 @@ final class GetTask extends MessageCallTask {
 
   /** Nothing left of message.get.inflight.max.bytes: answered at once, the client retries. */
   private void refuse() {
-    reply(errorResult(TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server holds "
-        + budget.usedBytes() + " bytes of getMessage answers being sent, its limit"
-        + " (message.get.inflight.max.bytes " + budget.maxBytes() + "); retry later")));
+    reply(errorResult(TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server already holds "
+        + budget.usedBytes() + " bytes of getMessage answers being read or sent, its limit"
+        + " (message.get.inflight.max.bytes=" + budget.maxBytes() + "); retry later")));
   }
 
   /** An append woke the parked get: read again on a pool worker. */

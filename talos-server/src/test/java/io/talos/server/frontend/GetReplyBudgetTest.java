@@ -17,12 +17,21 @@ class GetReplyBudgetTest {
   }
 
   @Test
-  void shouldGrantOnlyWhatIsFreeThenRefuseWhenNothingIs() {
+  void shouldGrantOnlyWhatIsFreeThenOneBlockWhileGetsAreReadingThenRefuseWhenAnswersFillIt() {
     GetReplyBudget budget = new GetReplyBudget(50, 30);
-    budget.reserve(30);
-    assertEquals(20, budget.reserve(30).grantedBytes());
+    GetReplyBudget.Reservation first = budget.reserve(30);
+    GetReplyBudget.Reservation second = budget.reserve(30);
+    assertEquals(20, second.grantedBytes());
+    // full of what the two may read, not of answers: one block (the service's minimum)
+    GetReplyBudget.Reservation third = budget.reserve(30);
+    assertEquals(1, third.grantedBytes());
+    third.release();
+    first.resizeTo(30);
+    second.resizeTo(25); // answers read: 55 bytes held, over the 50
     assertNull(budget.reserve(1));
-    assertEquals(50, budget.usedBytes());
+    assertEquals(55, budget.usedBytes());
+    second.release();
+    assertEquals(20, budget.reserve(30).grantedBytes());
   }
 
   @Test
