@@ -53,6 +53,7 @@ final class TalosNode implements AutoCloseable {
     serverProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
     List<String> jvm = new ArrayList<>(jvmOptions);
     jvm.add("-Dlog4j.configuration=log4j-server.properties");
+    jvm.add("-Djdk.nio.maxCachedBufferSize=262144"); // as bin/talos server
     JvmProcess p = JvmProcess.start("talos-server", jvm, serverClasspath(talosHome),
         "io.talos.server.TalosServerMain", args, dataDir.resolveSibling(dataDir.getFileName() + ".log"));
     try {
