@@ -280,6 +280,8 @@ public final class TalosServer implements AutoCloseable {
               new ApiHandler.Security(new Authorizer(store), throttle),
               new ApiHandler.LongPoll(config.getLong(ServerConfig.GET_WAIT_MAX_MS),
                   config.getInt(ServerConfig.GET_WAITERS_MAX)),
+              new ApiHandler.GetReplies(config.getLong(ServerConfig.GET_INFLIGHT_MAX_BYTES),
+                  config.getInt(ServerConfig.GET_MAX_BYTES)),
               config.getBoolean(ServerConfig.SCHEDULING_INLINE_IDLE));
       // Cluster mode: routing from the membership (or one given by a test), and the peer port
       // (forwarded requests in) and the client pools (out).

@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
 @Command(name = "talos bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Whole-system benchmarks of Talos, with Apache Kafka 4.3.1 side by side.",
     subcommands = {LoadBench.Sync.class, LoadBench.Threads.class, LoadBench.Throughput.class,
-        LoadBench.Latency.class, LoadBench.Sdk.class, LoadBench.All.class})
+        LoadBench.Latency.class, LoadBench.Sdk.class, LoadBench.ManyPartitions.class, LoadBench.All.class})
 public final class LoadBench {
   /** Options every scenario takes. */
   static final class Common {
@@ -224,6 +224,51 @@ public final class LoadBench {
     }
   }
 
+  static final class ManyPartitionsOptions {
+    @Option(names = "--topics", description = "Topics created (default: ${DEFAULT-VALUE}).")
+    int topics = 100;
+
+    @Option(names = "--topic-partitions", description = "Partitions of each topic (default: ${DEFAULT-VALUE}).")
+    int partitionsPerTopic = 100;
+
+    @Option(names = "--puts-per-partition", description = "Puts of one message to every partition before the load"
+        + " (default: ${DEFAULT-VALUE}).")
+    int putsPerPartition = 3;
+
+    @Option(names = "--many-message-bytes", description = "Message size (default: ${DEFAULT-VALUE}).")
+    int messageBytes = 100;
+
+    @Option(names = "--fill-threads", description = "Client threads putting to every partition (default: ${DEFAULT-VALUE}).")
+    int fillThreads = 32;
+
+    @Option(names = "--load-partitions", description = "Partitions under load afterwards, one put and one get thread"
+        + " each (default: ${DEFAULT-VALUE}).")
+    int loadPartitions = 128;
+
+    @Option(names = "--load-batch", description = "Messages per put / get of the load (default: ${DEFAULT-VALUE}).")
+    int loadBatch = 100;
+
+    @Option(names = "--load-seconds", description = "Measured seconds of load (default: ${DEFAULT-VALUE}).")
+    double loadSeconds = 20;
+
+    @Option(names = "--native-memory", description = "Run the server with -XX:NativeMemoryTracking=summary and"
+        + " report its native memory summary after each phase.")
+    boolean nativeMemory;
+
+    @Option(names = "--histogram", description = "Report the heap's largest classes after filling and after the load"
+        + " (jcmd GC.class_histogram: a full GC each time).")
+    boolean histogram;
+
+    ManyPartitionsScenario.Options options() {
+      for (int[] v : new int[][] {{topics, 1}, {partitionsPerTopic, 1}, {putsPerPartition, 1}, {messageBytes, 1},
+          {fillThreads, 1}, {loadPartitions, 1}, {loadBatch, 1}}) {
+        if (v[0] < v[1]) throw new IllegalArgumentException("counts and sizes must be >= 1, got " + v[0]);
+      }
+      return new ManyPartitionsScenario.Options(topics, partitionsPerTopic, putsPerPartition, messageBytes, fillThreads,
+          loadPartitions, loadBatch, loadSeconds, nativeMemory, histogram);
+    }
+  }
+
   /** Runs scenarios with the context, the report and the work directory set up and torn down. */
   abstract static class Scenario implements Callable<Integer> {
     @Mixin
@@ -336,6 +381,37 @@ public final class LoadBench {
     @Override
     void run(BenchContext ctx) throws Exception {
       SdkScenario.run(ctx, common.warmup, o.options());
+    }
+  }
+
+  @Command(name = "many-partitions", mixinStandardHelpOptions = true,
+      description = "Server memory with many partitions: every partition written a few times, then load on a subset;"
+          + " RSS, heap, threads and open logs per phase (and native memory, heap histogram on request).")
+  static final class ManyPartitions extends Scenario {
+    @Mixin ManyPartitionsOptions o;
+
+    @Override
+    String name() {
+      return "many partitions";
+    }
+
+    @Override
+    void run(BenchContext ctx) throws Exception {
+      ManyPartitionsScenario.run(ctx, common.warmup, o.options());
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      int total = o.topics * o.partitionsPerTopic;
+      // Declared limits the run must fit within, raised only as far as it needs (-D still wins).
+      if (o.partitionsPerTopic > 1024) common.talosProps.putIfAbsent("topic.partitions.max", String.valueOf(o.partitionsPerTopic));
+      if (o.partitionsPerTopic > 4096) {
+        common.talosProps.putIfAbsent("request.partition.list.max.entries", String.valueOf(o.partitionsPerTopic));
+      }
+      common.noKafka = true; // Talos only
+      if (o.nativeMemory) common.talosJvm = common.talosJvm + " -XX:NativeMemoryTracking=summary";
+      if (total < 1) throw new IllegalArgumentException("--topics x --topic-partitions must be >= 1");
+      return super.call();
     }
   }
 

@@ -72,6 +72,11 @@ final class MemorySampler implements AutoCloseable {
     return new Memory(peakRssKb, statusKb("VmHWM:"), peakHeapUsedKb, peakHeapCommittedKb);
   }
 
+  /** The process's thread count now (Threads: of /proc/<pid>/status), -1 once it has exited. */
+  long threads() {
+    return statusKb("Threads:");
+  }
+
   private void sampleRss() {
     long rss = statusKb("VmRSS:");
     synchronized (this) {

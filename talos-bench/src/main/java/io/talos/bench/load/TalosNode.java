@@ -62,6 +62,7 @@ final class TalosNode implements AutoCloseable {
       gcLog = new GcLog(dataDir.resolveSibling(dataDir.getFileName() + ".gc.log"));
       jvm.add("-Xlog:gc:file=" + gcLog.file() + ":uptime,level,tags");
     }
+    jvm.add("-Djdk.nio.maxCachedBufferSize=262144"); // as bin/talos server
     JvmProcess p = JvmProcess.start("talos-server", jvm, serverClasspath(talosHome),
         "io.talos.server.TalosServerMain", args, dataDir.resolveSibling(dataDir.getFileName() + ".log"));
     try {

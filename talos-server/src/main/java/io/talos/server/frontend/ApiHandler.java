@@ -155,6 +155,16 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
    */
   private final boolean inlineIdle;
 
+  /**
+   * The answer bytes of getMessage calls held at once (see {@link GetReplyBudget}).
+   *
+   * @param inflightMaxBytes {@code message.get.inflight.max.bytes}
+   * @param maxBytesPerGet {@code message.get.max.bytes}
+   */
+  public record GetReplies(long inflightMaxBytes, int maxBytesPerGet) {}
+
+  private final GetReplyBudget replyBudget;
+
   /** Where long-polling gets park; null when long poll is off. */
   private final FetchWaiters waiters;
 
@@ -171,15 +181,18 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
    * @param audit where authentication failures and the {@link #AUDITED} calls are written
    * @param security the permission check and the quotas
    * @param longPoll the bounds of held gets
+   * @param getReplies the bound of the getMessage answers held at once
    * @param inlineIdle serve a put or get of an idle partition whose worker is idle on the request
    *     thread ({@link TaskPool#submitOrRun}); ignored unless {@code storageThreads} is 0
    */
   public ApiHandler(Map<String, Service> services, Authenticator authenticator, Clock clock,
       int maxRequestBytes, MetricRegistry metrics, TaskPool pool, long maxWaitingBytes, MessageServiceHandler messages,
       ReplayGuard replayGuard, BodyLimits bodyLimits, ArgumentLimits limits, int storageThreads, AuditLog audit,
-      Security security, LongPoll longPoll, boolean inlineIdle) {
+      Security security, LongPoll longPoll, GetReplies getReplies, boolean inlineIdle) {
     this.security = security;
     this.inlineIdle = inlineIdle && storageThreads == 0;
+    this.replyBudget = new GetReplyBudget(getReplies.inflightMaxBytes(), getReplies.maxBytesPerGet());
+    metrics.gauge("message.get.inflight.bytes", () -> replyBudget::usedBytes);
     this.throttleTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "talos-throttle");
       t.setDaemon(true);
@@ -483,7 +496,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     MessageCallTask task = put
         ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
         : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet,
-            waiters, t -> pool.submit(t).accepted());
+            waiters, t -> pool.submit(t).accepted(), replyBudget);
     if (task.expiredAt(clock.millis())) {
       metrics.meter(PoolMetrics.EXPIRED).mark();
       forgetReplay.run(); // nothing ran: an identical retry is not a replay

@@ -5,6 +5,8 @@ import java.util.function.IntConsumer;
 import java.util.function.Predicate;
 
 import com.codahale.metrics.MetricRegistry;
+import io.talos.common.errors.TalosErrors;
+import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.GetMessageRequest;
 import io.talos.thrift.GetMessageResponse;
@@ -40,11 +42,17 @@ final class GetTask extends MessageCallTask {
   private final long waitEndMs;
   private final String topic;
   private final int partition;
+  /** The call's request (null if it had none), whose maxGetMessageBytes the budget may lower. */
+  private final GetMessageRequest request;
+  /** Bounds the answer bytes of all gets held at once; null: unbounded. */
+  private final GetReplyBudget budget;
+  /** The request's own maxGetMessageBytes (0: the server's maximum), before any budget lowered it. */
+  private final int askedMaxBytes;
   private volatile MessageService.getMessage_result lastResult;
 
   GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage) {
-    this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, storage, bytes -> { }, null, t -> false);
+    this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, storage, bytes -> { }, null, t -> false, null);
   }
 
   /**
@@ -52,21 +60,28 @@ final class GetTask extends MessageCallTask {
    * @param waiters where a long-polling get parks; null: long poll is off (answers at once and
    *     without {@code waitedMs}, as a server without the extension)
    * @param resubmit hands a woken get back to the task pool; false if the pool refused it
+   * @param budget bounds the answer bytes of all gets held at once; null: unbounded
    */
   GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage, IntConsumer afterRead,
-      FetchWaiters waiters, Predicate<GetTask> resubmit) {
+      FetchWaiters waiters, Predicate<GetTask> resubmit, GetReplyBudget budget) {
     this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, storage,
-        ((MessageService.getMessage_args) call.args()).getRequest(), afterRead, waiters, resubmit);
+        ((MessageService.getMessage_args) call.args()).getRequest(), afterRead, waiters, resubmit, budget);
   }
 
   private GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage, GetMessageRequest request,
-      IntConsumer afterRead, FetchWaiters waiters, Predicate<GetTask> resubmit) {
+      IntConsumer afterRead, FetchWaiters waiters, Predicate<GetTask> resubmit, GetReplyBudget budget) {
     super(call, ctx, reply, metrics, priority, request == null ? null : request.getTopicAndPartition(),
         request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs,
         storage);
     this.dispatcher = dispatcher;
+    this.request = request;
+    // a get without a request, or with a negative maxGetMessageBytes, is refused by the service
+    // as it stands; the budget only sizes gets that can be served
+    this.budget = request != null && (!request.isSetMaxGetMessageBytes() || request.getMaxGetMessageBytes() >= 0)
+        ? budget : null;
+    this.askedMaxBytes = request != null && request.isSetMaxGetMessageBytes() ? request.getMaxGetMessageBytes() : 0;
     this.afterRead = afterRead;
     this.resubmit = resubmit;
     this.arrivalMs = storage.clock().millis();
@@ -99,47 +114,84 @@ final class GetTask extends MessageCallTask {
 
   private void serve() {
     if (waiters == null) {
-      byte[] answer = dispatcher.execute(call, ctx);
-      afterRead.accept(answer.length);
-      replyEncoded(answer);
+      GetReplyBudget.Reservation held = budget == null ? null : budget.reserve(askedMaxBytes);
+      if (budget != null && held == null) {
+        refuse();
+        return;
+      }
+      if (held != null) request.setMaxGetMessageBytes(held.grantedBytes());
+      Runnable release = held == null ? () -> { } : held::release;
+      try {
+        byte[] answer = dispatcher.execute(call, ctx);
+        afterRead.accept(answer.length);
+        if (held != null) held.resizeTo(answer.length);
+        replyEncoded(answer, release);
+      } catch (RuntimeException | Error e) {
+        release.run();
+        throw e;
+      }
       return;
     }
     for (int run = 0; ; run++) {
-      FetchWaiters.Slot slot = waiters.slot(topic, partition);
-      long seen = slot.appends(); // before the read: see FetchWaiters
-      MessageService.getMessage_result[] result = new MessageService.getMessage_result[1];
-      byte[] encoded = dispatcher.execute(call, ctx, r -> result[0] = (MessageService.getMessage_result) r);
-      if (result[0] == null || !result[0].isSetSuccess()) {
-        replyEncoded(encoded); // an error: answered at once, never parked
+      GetReplyBudget.Reservation held = budget == null ? null : budget.reserve(askedMaxBytes);
+      if (budget != null && held == null) {
+        refuse();
         return;
       }
-      lastResult = result[0];
-      GetMessageResponse response = result[0].getSuccess();
-      long now = storage.clock().millis();
-      if (response.getMessageNumber() > 0 || now >= waitEndMs || run >= MAX_RERUNS) {
-        answerLast();
-        return;
-      }
-      FetchWaiters.Waiter waiter = new FetchWaiters.Waiter(this::woken, this::answerLast);
-      switch (waiters.park(slot, seen, waiter, waitEndMs - now)) {
-        case PARKED:
-          return; // answered by woken() or at the end of the wait
-        case CHANGED:
-          continue; // an append came in meanwhile: read again
-        default:
-          answerLast(); // no room to park: answer now, the client fetches again
+      if (held != null) request.setMaxGetMessageBytes(held.grantedBytes());
+      Runnable release = held == null ? () -> { } : held::release;
+      try {
+        FetchWaiters.Slot slot = waiters.slot(topic, partition);
+        long seen = slot.appends(); // before the read: see FetchWaiters
+        MessageService.getMessage_result[] result = new MessageService.getMessage_result[1];
+        byte[] encoded = dispatcher.execute(call, ctx, r -> result[0] = (MessageService.getMessage_result) r);
+        if (result[0] == null || !result[0].isSetSuccess()) {
+          replyEncoded(encoded, release); // an error: answered at once, never parked
           return;
+        }
+        lastResult = result[0];
+        GetMessageResponse response = result[0].getSuccess();
+        long now = storage.clock().millis();
+        if (response.getMessageNumber() > 0 || now >= waitEndMs || run >= MAX_RERUNS) {
+          if (held != null) held.resizeTo(encoded.length);
+          answerLast(release);
+          return;
+        }
+        release.run(); // nothing read: parked or read again with a new reservation
+        FetchWaiters.Waiter waiter = new FetchWaiters.Waiter(this::woken, () -> answerLast(() -> { }));
+        switch (waiters.park(slot, seen, waiter, waitEndMs - now)) {
+          case PARKED:
+            return; // answered by woken() or at the end of the wait
+          case CHANGED:
+            continue; // an append came in meanwhile: read again
+          default:
+            answerLast(() -> { }); // no room to park: answer now, the client fetches again
+            return;
+        }
+      } catch (RuntimeException | Error e) {
+        release.run();
+        throw e;
       }
     }
+  }
+
+  /** Nothing left of message.get.inflight.max.bytes: answered at once, the client retries. */
+  private void refuse() {
+    reply(errorResult(TalosErrors.of(ErrorCode.EXCESSIVE_PENDING_MESSAGE, "the server already holds "
+        + budget.usedBytes() + " bytes of getMessage answers being read or sent, its limit"
+        + " (message.get.inflight.max.bytes=" + budget.maxBytes() + "); retry later")));
   }
 
   /** An append woke the parked get: read again on a pool worker. */
   private void woken() {
-    if (!resubmit.test(this)) answerLast();
+    if (!resubmit.test(this)) answerLast(() -> { });
   }
 
-  /** Answers the last (empty or not) result, with the time this get was held. */
-  private void answerLast() {
+  /**
+   * Answers the last (empty or not) result, with the time this get was held; {@code release}
+   * runs once it has been sent.
+   */
+  private void answerLast(Runnable release) {
     MessageService.getMessage_result result = lastResult;
     result.getSuccess().setWaitedMs(Math.max(0, storage.clock().millis() - arrivalMs));
     long bytes = 0;
@@ -149,7 +201,7 @@ final class GetTask extends MessageCallTask {
       }
     }
     afterRead.accept((int) Math.min(Integer.MAX_VALUE, bytes));
-    reply(result);
+    replyEncoded(ThriftDispatcher.reply(call, result), release);
   }
 
   @Override

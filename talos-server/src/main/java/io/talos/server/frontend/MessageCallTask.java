@@ -113,6 +113,14 @@ abstract class MessageCallTask implements Task {
     reply.complete(encoded);
   }
 
+  /**
+   * Sends the encoded reply and runs {@code afterSent} once it has been written; runs it at once
+   * when the call was answered already (a deadline answer came first: this reply is dropped).
+   */
+  final void replyEncoded(byte[] encoded, Runnable afterSent) {
+    if (!reply.complete(encoded, afterSent)) afterSent.run();
+  }
+
   /** This method's {@code *_result} struct carrying {@code error}. */
   abstract TBase<?, ?> errorResult(GalaxyTalosException error);
 }

@@ -14,22 +14,40 @@ import org.eclipse.jetty.util.Callback;
  * response. Thread-safe.
  */
 final class PendingReply {
-  private final java.util.function.Consumer<byte[]> sink;
+  /** Sends a reply, then runs the second argument (if not null) once it has been written or failed. */
+  private final java.util.function.BiConsumer<byte[], Runnable> sink;
   private final Timer.Context timer;
   private final Runnable onComplete;
   private final AtomicBoolean done = new AtomicBoolean();
 
   /** @param onComplete run once when the reply is sent (releases what the request held) */
   PendingReply(Response response, Callback callback, Timer.Context timer, Runnable onComplete) {
-    this(reply -> {
+    this((reply, sent) -> {
       response.setStatus(200);
       response.getHeaders().put(HttpHeader.CONTENT_TYPE, ApiHandler.THRIFT_CONTENT_TYPE);
-      response.write(true, ByteBuffer.wrap(reply), callback);
+      response.write(true, ByteBuffer.wrap(reply), sent == null ? callback
+          : Callback.from(callback.getInvocationType(), () -> {
+            sent.run();
+            callback.succeeded();
+          }, failure -> {
+            sent.run();
+            callback.failed(failure);
+          }));
     }, timer, onComplete);
   }
 
   /** A reply that goes to {@code sink} instead of an HTTP response (a request forwarded by a peer). */
   PendingReply(java.util.function.Consumer<byte[]> sink, Timer.Context timer, Runnable onComplete) {
+    this((reply, sent) -> {
+      try {
+        sink.accept(reply);
+      } finally {
+        if (sent != null) sent.run();
+      }
+    }, timer, onComplete);
+  }
+
+  private PendingReply(java.util.function.BiConsumer<byte[], Runnable> sink, Timer.Context timer, Runnable onComplete) {
     this.sink = sink;
     this.timer = timer;
     this.onComplete = onComplete;
@@ -37,10 +55,18 @@ final class PendingReply {
 
   /** @return false if the reply had been sent already (this one is dropped) */
   boolean complete(byte[] thriftReply) {
+    return complete(thriftReply, null);
+  }
+
+  /**
+   * As {@link #complete(byte[])}, and runs {@code afterSent} once the reply has been written (or
+   * its write failed); not at all when this reply is dropped (false), the caller then runs it.
+   */
+  boolean complete(byte[] thriftReply, Runnable afterSent) {
     if (!done.compareAndSet(false, true)) return false;
     timer.stop();
     onComplete.run();
-    sink.accept(thriftReply);
+    sink.accept(thriftReply, afterSent);
     return true;
   }
 }
