@@ -18,9 +18,8 @@ import java.util.function.LongConsumer;
  * <p>Memory: the acknowledgements of a partition are kept as runs of consecutive offsets carrying
  * consecutive sequence numbers ({@link AckRuns}), 24 bytes a run, so a run of any length costs
  * about as much as one message: a producer whose puts all succeed adds nothing per message, and
- * each failed put or offset handed out again adds a run or two. A check holds the read-back
- * ({@link ReadBack}, 16 bytes a message) and a sorted copy of its sequence numbers (8 bytes) of
- * one partition at a time.
+ * each failed put or offset handed out again adds a run or two. A read-back ({@link ReadBack})
+ * is kept as runs the same way, so a check of a partition read back in order is as small.
  *
  * <p>Thread-safe (synchronized): producers of different partitions record concurrently.
  */
@@ -80,7 +79,7 @@ final class AckLedger {
 
   /** Sequence numbers (>= 0) read more than once, acknowledged or not. */
   static long storedTwice(ReadBack reads) {
-    return reads.seqsReadMoreThanOnce().length;
+    return ReadBack.lengthOf(reads.seqsReadAtLeast(2));
   }
 
   /** The counts of a verification; {@code refused} are acknowledged offsets the server refused to serve. */
@@ -110,21 +109,28 @@ final class AckLedger {
    */
   synchronized Check verify(int partition, ReadBack reads, Set<Long> refusedOffsets) {
     AckRuns expected = byOffset.getOrDefault(partition, NONE);
-    int n = reads.size();
-    int[] order = reads.orderByOffset();
-    long[] readTwice = reads.seqsReadMoreThanOnce();
+    ReadBack sorted = reads.byOffset();
+    long[][] readTwice = reads.seqsReadAtLeast(2);
     long readBack = 0, lost = 0, duplicated = 0, refused = 0;
-    int j = 0; // next read, in offset order
+    int run = 0; // the next read in offset order: the k-th of run
+    long k = 0;
     for (int r = 0; r < expected.runs(); r++) {
-      for (long k = 0; k < expected.runCount(r); k++) {
-        long offset = expected.runStart(r) + k;
-        long seq = expected.runValue(r) + k;
-        while (j < n && reads.offset(at(order, j)) < offset) j++;
-        long got = AckRuns.ABSENT;
-        while (j < n && reads.offset(at(order, j)) == offset) got = reads.seq(at(order, j++));
+      for (long i = 0; i < expected.runCount(r); i++) {
+        long offset = expected.runStart(r) + i;
+        long seq = expected.runValue(r) + i;
+        long got = AckRuns.ABSENT; // the last message served at offset
+        while (run < sorted.runs()) {
+          long o = sorted.runOffset(run) + k;
+          if (o > offset) break;
+          if (o == offset) got = sorted.runSeq(run) < 0 ? sorted.runSeq(run) : sorted.runSeq(run) + k;
+          if (++k == sorted.runCount(run)) {
+            run++;
+            k = 0;
+          }
+        }
         if (got == seq) {
           readBack++;
-          if (Arrays.binarySearch(readTwice, seq) >= 0) duplicated++;
+          if (ReadBack.inIntervals(readTwice, seq)) duplicated++;
         } else if (got == AckRuns.ABSENT && refusedOffsets.contains(offset)) {
           refused++;
         } else {
@@ -134,11 +140,14 @@ final class AckLedger {
     }
     long[][] ackedSeqs = valueIntervals(expected);
     long reordered = 0, max = -1;
-    for (int i = 0; i < n; i++) {
-      long s = reads.seq(i);
-      if (s < 0 || !inIntervals(ackedSeqs, s)) continue;
-      if (s < max) reordered++;
-      max = Math.max(max, s);
+    for (int r = 0; r < reads.runs(); r++) {
+      if (reads.runSeq(r) < 0) continue;
+      for (long i = 0; i < reads.runCount(r); i++) {
+        long s = reads.runSeq(r) + i;
+        if (!ReadBack.inIntervals(ackedSeqs, s)) continue;
+        if (s < max) reordered++;
+        max = Math.max(max, s);
+      }
     }
     return new Check(expected.keys(), readBack, lost, duplicated, reordered, refused);
   }
@@ -150,37 +159,30 @@ final class AckLedger {
   synchronized Check verifyBySeq(int partition, ReadBack reads) {
     AckRuns expected = bySeq.getOrDefault(partition, NONE);
     long reordered = 0, max = -1;
-    for (int i = 0; i < reads.size(); i++) {
-      long s = reads.seq(i);
-      if (s < 0 || expected.get(s) == AckRuns.ABSENT) continue;
-      if (s < max) reordered++;
-      max = Math.max(max, s);
+    for (int r = 0; r < reads.runs(); r++) {
+      if (reads.runSeq(r) < 0) continue;
+      for (long i = 0; i < reads.runCount(r); i++) {
+        long s = reads.runSeq(r) + i;
+        if (expected.get(s) == AckRuns.ABSENT) continue;
+        if (s < max) reordered++;
+        max = Math.max(max, s);
+      }
     }
-    long[] sorted = reads.sortedSeqs();
+    long[][] readOnce = reads.seqsReadAtLeast(1);
+    long[][] readTwice = reads.seqsReadAtLeast(2);
     long readBack = 0, lost = 0, duplicated = 0;
-    int j = 0;
     for (int r = 0; r < expected.runs(); r++) {
-      for (long k = 0; k < expected.runCount(r); k++) {
-        long seq = expected.runStart(r) + k;
-        while (j < sorted.length && sorted[j] < seq) j++;
-        int times = 0;
-        while (j < sorted.length && sorted[j] == seq) {
-          times++;
-          j++;
-        }
-        if (times == 0) {
+      for (long i = 0; i < expected.runCount(r); i++) {
+        long seq = expected.runStart(r) + i;
+        if (!ReadBack.inIntervals(readOnce, seq)) {
           lost++;
         } else {
           readBack++;
-          if (times > 1) duplicated++;
+          if (ReadBack.inIntervals(readTwice, seq)) duplicated++;
         }
       }
     }
     return new Check(expected.keys(), readBack, lost, duplicated, reordered, 0);
-  }
-
-  private static int at(int[] order, int j) {
-    return order == null ? j : order[j];
   }
 
   /** The values of {@code runs} as disjoint intervals {from, to (exclusive)}, ascending. */
@@ -197,20 +199,5 @@ final class AckLedger {
       }
     }
     return Arrays.copyOf(iv, n);
-  }
-
-  private static boolean inIntervals(long[][] iv, long v) {
-    int lo = 0, hi = iv.length - 1;
-    while (lo <= hi) {
-      int mid = (lo + hi) >>> 1;
-      if (v < iv[mid][0]) {
-        hi = mid - 1;
-      } else if (v >= iv[mid][1]) {
-        lo = mid + 1;
-      } else {
-        return true;
-      }
-    }
-    return false;
   }
 }
