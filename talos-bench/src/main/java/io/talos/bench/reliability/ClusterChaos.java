@@ -136,7 +136,7 @@ final class ClusterChaos {
 
         AckLedger.Check total = AckLedger.Check.ZERO;
         for (int p = 0; p < o.partitions(); p++) {
-          List<AckLedger.Read> reads = CrashCycles.readAll(clients.get(0).consumer(TOPIC, p), p);
+          ReadBack reads = CrashCycles.readAll(clients.get(0).consumer(TOPIC, p), p);
           total = total.plus(ledger.verify(p, reads, new HashSet<>()));
         }
         long undelivered = undelivered(ledger, consumed);
@@ -160,14 +160,14 @@ final class ClusterChaos {
 
   /** Acknowledged messages the group has not delivered (yet). */
   private long undelivered(AckLedger ledger, Map<Integer, Set<Long>> consumed) {
-    long n = 0;
+    long[] n = {0};
     for (int p = 0; p < o.partitions(); p++) {
-      Map<Long, Long> acked = ledger.ackedOf(p);
-      if (acked.isEmpty()) continue;
       Set<Long> got = consumed.getOrDefault(p, Set.of());
-      for (long seq : acked.values()) if (!got.contains(seq)) n++;
+      ledger.forEachAckedSeq(p, seq -> {
+        if (!got.contains(seq)) n[0]++;
+      });
     }
-    return n;
+    return n[0];
   }
 
   private static void produce(List<SimpleProducer> perNode, int partition, AckLedger ledger, AtomicBoolean stop,

@@ -126,7 +126,7 @@ final class CrashCycles {
       AckLedger.Check total = AckLedger.Check.ZERO;
       try (TalosClient client = server.client(30_000)) {
         for (int p = 0; p < o.partitions(); p++) {
-          List<AckLedger.Read> reads = readAll(client.consumer(TOPIC, p), p);
+          ReadBack reads = readAll(client.consumer(TOPIC, p), p);
           total = total.plus(o.producer().equals("sdk") ? ledger.verifyBySeq(p, reads)
               : ledger.verify(p, reads, new HashSet<>()));
         }
@@ -222,7 +222,7 @@ final class CrashCycles {
     long storedTwice = 0;
     try (TalosClient client = server.client(30_000)) {
       for (int p = 0; p < o.partitions(); p++) {
-        List<AckLedger.Read> reads = readAll(client.consumer(TOPIC, p), p);
+        ReadBack reads = readAll(client.consumer(TOPIC, p), p);
         total = total.plus(ledger.verify(p, reads, new HashSet<>()));
         storedTwice += AckLedger.storedTwice(reads);
       }
@@ -271,13 +271,13 @@ final class CrashCycles {
   }
 
   /** Every message of a partition from its start, in the order served. */
-  static List<AckLedger.Read> readAll(SimpleConsumer consumer, int partition) {
-    List<AckLedger.Read> reads = new ArrayList<>();
+  static ReadBack readAll(SimpleConsumer consumer, int partition) {
+    ReadBack reads = new ReadBack();
     long next = 0;
     while (true) {
       List<ConsumedMessage> got = consumer.fetch(next, 1000);
       if (got.isEmpty()) return reads;
-      for (ConsumedMessage m : got) reads.add(new AckLedger.Read(m.offset(), AckLedger.seqOf(m.payload(), partition)));
+      for (ConsumedMessage m : got) reads.add(m.offset(), AckLedger.seqOf(m.payload(), partition));
       next = got.get(got.size() - 1).offset() + 1;
     }
   }

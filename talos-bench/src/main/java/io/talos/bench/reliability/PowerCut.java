@@ -128,12 +128,12 @@ final class PowerCut {
   }
 
   /** Every record from the log's start, in the order served (one message per block). */
-  static List<AckLedger.Read> readAll(PartitionLog log, int partition) throws Exception {
-    List<AckLedger.Read> reads = new ArrayList<>();
+  static ReadBack readAll(PartitionLog log, int partition) throws Exception {
+    ReadBack reads = new ReadBack();
     long next = log.startOffset();
     while (next < log.endOffset()) {
       List<StoredBlock> blocks = log.read(next, 1000, 1 << 20);
-      for (StoredBlock b : blocks) reads.add(new AckLedger.Read(b.startOffset(), AckLedger.seqOf(b.payload(), partition)));
+      for (StoredBlock b : blocks) reads.add(b.startOffset(), AckLedger.seqOf(b.payload(), partition));
       next = blocks.get(blocks.size() - 1).nextOffset();
     }
     return reads;

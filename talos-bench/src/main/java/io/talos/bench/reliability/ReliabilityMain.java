@@ -192,14 +192,21 @@ public final class ReliabilityMain {
     @Option(names = "--sample-seconds", description = "Sampling interval (default: ${DEFAULT-VALUE}).")
     int sampleSeconds = 30;
 
-    @Option(names = "--partitions", description = "Partitions, one producer each (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--partitions", description = "Partitions, one sending thread each (default: ${DEFAULT-VALUE}).")
     int partitions = 4;
+
+    @Option(names = "--probe-seconds", description = "How long the maximum is measured; its second half counts"
+        + " (default: ${DEFAULT-VALUE}).")
+    int probeSeconds = 10;
+
+    @Option(names = "--batch", description = "The TalosProducer's batch.max.records (default: ${DEFAULT-VALUE}).")
+    int batch = Soak.DEFAULT_BATCH;
 
     @Override
     List<Tally> run(Path work, Progress progress) throws Exception {
       String jvm = serverJvm.equals("-Xmx512m") ? Soak.DEFAULT_JVM : serverJvm;
-      return List.of(new Soak(new Soak.Options(seconds, 10, sampleSeconds, partitions, 20, jvm), work, progress).run()
-          .tally());
+      return List.of(new Soak(new Soak.Options(seconds, probeSeconds, sampleSeconds, partitions, batch, jvm), work,
+          progress).run().tally());
     }
   }
 
