@@ -113,25 +113,7 @@ final class GetTask extends MessageCallTask {
   }
 
   private void serve() {
-    if (waiters == null) {
-      GetReplyBudget.Reservation held = budget == null ? null : budget.reserve(askedMaxBytes);
-      if (budget != null && held == null) {
-        refuse();
-        return;
-      }
-      if (held != null) request.setMaxGetMessageBytes(held.grantedBytes());
-      Runnable release = held == null ? () -> { } : held::release;
-      try {
-        byte[] answer = dispatcher.execute(call, ctx);
-        afterRead.accept(answer.length);
-        if (held != null) held.resizeTo(answer.length);
-        replyEncoded(answer, release);
-      } catch (RuntimeException | Error e) {
-        release.run();
-        throw e;
-      }
-      return;
-    }
+    // Each read (a long-polled get may read more than once) first reserves its answer's room.
     for (int run = 0; ; run++) {
       GetReplyBudget.Reservation held = budget == null ? null : budget.reserve(askedMaxBytes);
       if (budget != null && held == null) {
@@ -141,6 +123,13 @@ final class GetTask extends MessageCallTask {
       if (held != null) request.setMaxGetMessageBytes(held.grantedBytes());
       Runnable release = held == null ? () -> { } : held::release;
       try {
+        if (waiters == null) {
+          byte[] answer = dispatcher.execute(call, ctx);
+          afterRead.accept(answer.length);
+          if (held != null) held.resizeTo(answer.length);
+          replyEncoded(answer, release);
+          return;
+        }
         FetchWaiters.Slot slot = waiters.slot(topic, partition);
         long seen = slot.appends(); // before the read: see FetchWaiters
         MessageService.getMessage_result[] result = new MessageService.getMessage_result[1];
