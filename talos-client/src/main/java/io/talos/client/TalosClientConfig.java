@@ -42,6 +42,7 @@ public final class TalosClientConfig {
   public static final String MAX_BLOCK_BYTES = "maxBlockBytes";
   public static final String MAX_FETCH_BYTES = "maxFetchBytes";
   public static final String COMPRESSION_TYPE = "compressionType";
+  public static final String BODY_DIGEST = "bodyDigest";
 
   /** The largest message the Talos protocol allows: 10 MiB. */
   public static final int PROTOCOL_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -62,6 +63,12 @@ public final class TalosClientConfig {
       .define(REQUEST_TIMEOUT_MS, Type.INT, 10_000, Validator.between(1, 3_600_000),
           "Longest wait for the answer to one request; also sent to the server as the request's"
               + " deadline.")
+      .define(BODY_DIGEST, Type.STRING, BodyDigest.SHA256.configName(),
+          Validator.oneOf(BodyDigest.SHA256.configName(), BodyDigest.MD5.configName()),
+          "Digest of the request body that the signature covers: SHA-256 (header"
+              + " X-Xiaomi-Content-SHA256; stronger, and cheaper on CPUs with SHA instructions) or"
+              + " MD5 (header X-Xiaomi-Content-MD5, as the SDK 2.0.2 sends; for servers that do"
+              + " not know SHA-256).")
       .section("Messages")
       .define(MAX_MESSAGE_BYTES, Type.INT, PROTOCOL_MAX_MESSAGE_BYTES,
           Validator.between(1, PROTOCOL_MAX_MESSAGE_BYTES),
@@ -168,6 +175,10 @@ public final class TalosClientConfig {
     return (Integer) values.get(MAX_FETCH_BYTES);
   }
 
+  public BodyDigest bodyDigest() {
+    return BodyDigest.fromConfigName((String) values.get(BODY_DIGEST));
+  }
+
   public CompressionType compressionType() {
     return CompressionType.valueOf((String) values.get(COMPRESSION_TYPE));
   }
@@ -249,6 +260,10 @@ public final class TalosClientConfig {
 
     public Builder maxFetchBytes(int bytes) {
       return set(MAX_FETCH_BYTES, bytes);
+    }
+
+    public Builder bodyDigest(BodyDigest digest) {
+      return set(BODY_DIGEST, Objects.requireNonNull(digest, "digest").configName());
     }
 
     public Builder compressionType(CompressionType type) {

@@ -182,8 +182,14 @@ public final class FakeTalosServer implements AutoCloseable {
     String auth = exchange.getRequestHeaders().getFirst(GalaxySigner.AUTHORIZATION);
     String prefix = GalaxySigner.SCHEME_V3 + " " + KEY_ID + ":";
     if (auth == null || !auth.startsWith(prefix)) return "bad Authorization header: " + auth;
+    // Our clients send the body's SHA-256 by default, the SDK its MD5: exactly one of them.
+    String sha256 = exchange.getRequestHeaders().getFirst(GalaxySigner.CONTENT_SHA256);
     String md5 = exchange.getRequestHeaders().getFirst(GalaxySigner.CONTENT_MD5);
-    if (!GalaxySigner.contentMd5Hex(body, 0, body.length).equals(md5)) return "bad content md5";
+    if ((sha256 == null) == (md5 == null)) return "want exactly one body digest header";
+    if (sha256 != null && !GalaxySigner.contentSha256Hex(body, 0, body.length).equals(sha256)) {
+      return "bad content sha256";
+    }
+    if (md5 != null && !GalaxySigner.contentMd5Hex(body, 0, body.length).equals(md5)) return "bad content md5";
     Map<String, List<String>> headers = new LinkedHashMap<>();
     exchange.getRequestHeaders().forEach((k, v) -> {
       if (!k.equalsIgnoreCase(GalaxySigner.AUTHORIZATION)) headers.put(k, v);

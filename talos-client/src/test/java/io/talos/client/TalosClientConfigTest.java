@@ -119,4 +119,24 @@ class TalosClientConfigTest {
     assertEquals(CompressionType.NONE, base.compressionType());
     assertEquals("id", gzip.secretKeyId());
   }
+
+  @Test
+  void shouldSignWithSha256UnlessToldMd5() {
+    TalosClientConfig.Builder b = TalosClientConfig.builder().credentials("k", "s");
+    assertEquals(BodyDigest.SHA256, b.build().bodyDigest());
+    assertEquals(BodyDigest.MD5, b.bodyDigest(BodyDigest.MD5).build().bodyDigest());
+    Properties p = new Properties();
+    p.setProperty("secretKeyId", "k");
+    p.setProperty("secretKey", "s");
+    p.setProperty("bodyDigest", "MD5");
+    assertEquals(BodyDigest.MD5, TalosClientConfig.fromProperties(p).bodyDigest());
+    p.setProperty("bodyDigest", "SHA1");
+    ConfigException e = assertThrows(ConfigException.class, () -> TalosClientConfig.fromProperties(p));
+    assertTrue(e.getMessage().contains("bodyDigest=SHA1"), e.getMessage());
+  }
+
+  @Test
+  void docsListEveryKey() throws Exception {
+    ConfigDocs.assertTableCurrent("client", TalosClientConfig.DEFINITION);
+  }
 }

@@ -24,6 +24,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * this thread's digest and a comparison without strings, as the server does now. Baseline {@code
  * checkHexStrings}: a digest looked up per request, hex-encoded, leading zeros stripped from both
  * strings and compared (what it did before). {@code md5Only}: the digest alone, the floor.
+ * {@code checkSha256}: the same check of the {@code X-Xiaomi-Content-SHA256} header our own
+ * clients send instead (the JDK's SHA-256 intrinsic uses the CPU's SHA instructions).
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -37,6 +39,7 @@ public class BodyDigestBenchmark {
 
   private byte[] body;
   private String header;
+  private String sha256Header;
   private MessageDigest digest;
 
   @Setup
@@ -44,12 +47,18 @@ public class BodyDigestBenchmark {
     body = new byte[bodyBytes];
     ThreadLocalRandom.current().nextBytes(body);
     header = GalaxySigner.contentMd5Hex(body, 0, body.length);
+    sha256Header = GalaxySigner.contentSha256Hex(body, 0, body.length);
     digest = MessageDigest.getInstance("MD5");
   }
 
   @Benchmark
   public boolean check() {
     return GalaxySigner.md5HeaderMatches(header, GalaxySigner.contentMd5(body, 0, body.length));
+  }
+
+  @Benchmark
+  public boolean checkSha256() {
+    return GalaxySigner.sha256HeaderMatches(sha256Header, GalaxySigner.contentSha256(body, 0, body.length));
   }
 
   @Benchmark

@@ -1,5 +1,6 @@
 package io.talos.client.internals;
 
+import io.talos.client.BodyDigest;
 import io.talos.common.auth.GalaxySigner;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -10,7 +11,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The headers of one signed Talos request, as the SDK 2.0.2 sends them:
+ * The headers of one signed Talos request, as the SDK 2.0.2 sends them (with
+ * {@link BodyDigest#MD5}; with {@link BodyDigest#SHA256} the MD5 line is replaced by
+ * {@code X-Xiaomi-Content-SHA256: <lower-case hex SHA-256 of the body>}):
  *
  * <pre>
  *   Content-Type:         application/x-thrift-compact
@@ -35,10 +38,12 @@ public final class RequestSigner {
 
   private final String secretKeyId;
   private final String secretKey;
+  private final BodyDigest bodyDigest;
 
-  public RequestSigner(String secretKeyId, String secretKey) {
+  public RequestSigner(String secretKeyId, String secretKey, BodyDigest bodyDigest) {
     this.secretKeyId = secretKeyId;
     this.secretKey = secretKey;
+    this.bodyDigest = bodyDigest;
   }
 
   /**
@@ -71,7 +76,11 @@ public final class RequestSigner {
     headers.put("User-Agent", ClientVersion.userAgent());
     headers.put(GalaxySigner.TIMESTAMP, epochSeconds);
     headers.put(GalaxySigner.DATE, date);
-    headers.put(GalaxySigner.CONTENT_MD5, GalaxySigner.contentMd5Hex(body, 0, length));
+    if (bodyDigest == BodyDigest.SHA256) {
+      headers.put(GalaxySigner.CONTENT_SHA256, GalaxySigner.contentSha256Hex(body, 0, length));
+    } else {
+      headers.put(GalaxySigner.CONTENT_MD5, GalaxySigner.contentMd5Hex(body, 0, length));
+    }
     Map<String, List<String>> signed = new LinkedHashMap<>();
     headers.forEach((name, value) -> signed.put(name, List.of(value)));
     String signature = GalaxySigner.sign(secretKey,

@@ -76,7 +76,7 @@ public final class TalosRpc implements AutoCloseable {
   public TalosRpc(TalosClientConfig config, LongSupplier localClockMs) {
     this.config = config;
     this.localClockMs = localClockMs;
-    this.signer = new RequestSigner(config.secretKeyId(), config.secretKey());
+    this.signer = new RequestSigner(config.secretKeyId(), config.secretKey(), config.bodyDigest());
     this.http = HttpClient.newBuilder()
         .version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofMillis(config.connectTimeoutMs()))

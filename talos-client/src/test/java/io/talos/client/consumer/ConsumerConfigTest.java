@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.client.consumer.ConsumerConfig.OffsetReset;
 import io.talos.client.consumer.ConsumerConfig.StartFrom;
+import io.talos.client.ConfigDocs;
 import io.talos.common.config.ConfigException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -50,19 +51,7 @@ class ConsumerConfigTest {
   /** docs/clients.md lists every key; {@code -Dtalos.writeConf=true} rewrites the table. */
   @Test
   void docsListEveryKey() throws Exception {
-    Path docs = Path.of("..", "docs", "clients.md");
-    String text = Files.readString(docs, StandardCharsets.UTF_8);
-    String begin = "<!-- consumer-config:begin -->\n";
-    String end = "<!-- consumer-config:end -->";
-    int from = text.indexOf(begin);
-    int to = text.indexOf(end);
-    assertTrue(from >= 0 && to > from, "markers missing in " + docs);
-    String table = ConsumerConfig.DEFINITION.toMarkdown().strip() + "\n";
-    String updated = text.substring(0, from + begin.length()) + table + text.substring(to);
-    if (Boolean.getBoolean("talos.writeConf")) {
-      Files.writeString(docs, updated, StandardCharsets.UTF_8);
-    } else {
-      assertEquals(updated, text, docs + " is out of date: regenerate it");
-    }
+    ConfigDocs.assertTableCurrent("consumer", ConsumerConfig.DEFINITION);
   }
+
 }

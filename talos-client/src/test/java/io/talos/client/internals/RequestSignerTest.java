@@ -15,6 +15,7 @@ import com.xiaomi.infra.galaxy.rpc.util.DigestUtil;
 import com.xiaomi.infra.galaxy.talos.admin.TalosAdmin;
 import com.xiaomi.infra.galaxy.talos.client.TalosClientConfig;
 import io.talos.client.FakeTalosServer;
+import io.talos.client.BodyDigest;
 import io.talos.common.auth.GalaxySigner;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -33,7 +34,8 @@ class RequestSignerTest {
   private static final String QUERY = "id=0a1b2c3d&type=putMessage";
   private static final long NOW_MS = 1_741_079_101_234L; // Tue, 04 Mar 2025 09:05:01.234 GMT
 
-  private final RequestSigner signer = new RequestSigner("key-id", "s3cret");
+  /** Signs as the SDK 2.0.2 does (MD5 body digest): the tests below compare with the SDK. */
+  private final RequestSigner signer = new RequestSigner("key-id", "s3cret", BodyDigest.MD5);
 
   @Test
   void shouldSendTheSdkHeaderSet() {
@@ -46,6 +48,26 @@ class RequestSignerTest {
     assertTrue(headers.get("Authorization").startsWith("Galaxy-V3 key-id:"));
     assertTrue(headers.get("User-Agent").startsWith("talos-java-client/"));
     assertTrue(!headers.get("User-Agent").endsWith("/unknown"), "build did not record the version");
+  }
+
+  @Test
+  void shouldSendTheSha256OfTheBodyInsteadOfTheMd5WhenAsked() throws Exception {
+    RequestSigner sha256 = new RequestSigner("key-id", "s3cret", BodyDigest.SHA256);
+    Map<String, String> headers = sha256.headers(PATH, QUERY, BODY, NOW_MS);
+    assertEquals(List.of("Content-Type", "Accept", "User-Agent", "X-Xiaomi-Timestamp",
+        "x-xiaomi-date", "X-Xiaomi-Content-SHA256", "Authorization"), List.copyOf(headers.keySet()));
+    assertEquals(java.util.HexFormat.of().formatHex(
+        java.security.MessageDigest.getInstance("SHA-256").digest(BODY)),
+        headers.get("X-Xiaomi-Content-SHA256"));
+    // the digest header is signed like every x-xiaomi-* header: the server's signer agrees
+    Map<String, List<String>> received = new LinkedHashMap<>();
+    headers.forEach((k, v) -> {
+      if (!k.equals("Authorization")) received.put(k, List.of(v));
+    });
+    assertTrue(GalaxySigner.stringToSign("POST", PATH, QUERY, received)
+        .contains("x-xiaomi-content-sha256:" + headers.get("X-Xiaomi-Content-SHA256") + "\n"));
+    assertEquals("Galaxy-V3 key-id:" + GalaxySigner.sign("s3cret",
+        GalaxySigner.stringToSign("POST", PATH, QUERY, received)), headers.get("Authorization"));
   }
 
   @Test
@@ -98,7 +120,7 @@ class RequestSignerTest {
       new TalosAdmin(new TalosClientConfig(p), credential).listTopic();
 
       FakeTalosServer.Received sdk = server.requests().get(0);
-      Map<String, String> ours = new RequestSigner(FakeTalosServer.KEY_ID, FakeTalosServer.SECRET)
+      Map<String, String> ours = new RequestSigner(FakeTalosServer.KEY_ID, FakeTalosServer.SECRET, BodyDigest.MD5)
           .headers(sdk.path(), sdk.query(), sdk.body(), sdk.header("X-Xiaomi-Timestamp"),
               sdk.header("x-xiaomi-date"));
       assertEquals(sdk.header("Authorization"), ours.get("Authorization"));

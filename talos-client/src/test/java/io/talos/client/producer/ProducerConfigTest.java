@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.client.codec.CompressionType;
+import io.talos.client.ConfigDocs;
 import io.talos.common.config.ConfigException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -76,21 +77,9 @@ class ProducerConfigTest {
    */
   @Test
   void docsListEveryKey() throws Exception {
-    Path docs = Path.of("..", "docs", "clients.md");
-    String text = Files.readString(docs, StandardCharsets.UTF_8);
-    String begin = "<!-- producer-config:begin -->\n";
-    String end = "<!-- producer-config:end -->";
-    int from = text.indexOf(begin);
-    int to = text.indexOf(end);
-    assertTrue(from >= 0 && to > from, "markers missing in " + docs);
-    String table = ProducerConfig.DEFINITION.toMarkdown().strip() + "\n";
-    String updated = text.substring(0, from + begin.length()) + table + text.substring(to);
-    if (Boolean.getBoolean("talos.writeConf")) {
-      Files.writeString(docs, updated, StandardCharsets.UTF_8);
-    } else {
-      assertEquals(updated, text, docs + " is out of date: regenerate it (see its Configuration section)");
-    }
+    ConfigDocs.assertTableCurrent("producer", ProducerConfig.DEFINITION);
   }
+
 
   /** A user partitioner named by class. */
   public static final class FirstPartition implements Partitioner {

@@ -38,6 +38,13 @@ public final class GalaxySigner {
   public static final String TIMESTAMP = "X-Xiaomi-Timestamp";
   public static final String DATE = "x-xiaomi-date";
   public static final String CONTENT_MD5 = "X-Xiaomi-Content-MD5";
+  /**
+   * Talos's own body digest header: the lower-case hex SHA-256 of the body (64 digits). Like
+   * every {@code x-xiaomi-*} header it is covered by the signature. Our clients send it instead
+   * of {@value #CONTENT_MD5}: SHA-256 is the stronger hash and, with the SHA instructions of
+   * current x86 and ARM CPUs (used by the JDK's intrinsic), over twice as fast as MD5.
+   */
+  public static final String CONTENT_SHA256 = "X-Xiaomi-Content-SHA256";
   public static final String SCHEME_V2 = "Galaxy-V2";
   public static final String SCHEME_V3 = "Galaxy-V3";
 
@@ -103,6 +110,13 @@ public final class GalaxySigner {
       throw new IllegalStateException("HmacSHA1 unavailable", e);
     }
   });
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 unavailable", e);
+    }
+  });
   private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(() -> {
     try {
       return MessageDigest.getInstance("MD5");
@@ -133,6 +147,34 @@ public final class GalaxySigner {
     MessageDigest md = MD5.get();
     md.update(body, off, len);
     return md.digest(); // digest() also resets it for the next use
+  }
+
+  /** Lower-case hex SHA-256 of the body, as our clients send in {@value #CONTENT_SHA256}. */
+  public static String contentSha256Hex(byte[] body, int off, int len) {
+    return java.util.HexFormat.of().formatHex(contentSha256(body, off, len));
+  }
+
+  /** The 32-byte SHA-256 of {@code body[off, off + len)}, with this thread's digest (no lookup). */
+  public static byte[] contentSha256(byte[] body, int off, int len) {
+    MessageDigest md = SHA256.get();
+    md.update(body, off, len);
+    return md.digest();
+  }
+
+  /**
+   * Whether a {@value #CONTENT_SHA256} header value names {@code sha256}: exactly 64 hex digits,
+   * either case (no leading-zero quirk: only our clients send it). Allocates nothing.
+   */
+  public static boolean sha256HeaderMatches(String header, byte[] sha256) {
+    if (header.length() != 2 * sha256.length) return false;
+    int diff = 0;
+    for (int i = 0; i < sha256.length; i++) {
+      int hi = hexValue(header.charAt(2 * i));
+      int lo = hexValue(header.charAt(2 * i + 1));
+      if (hi < 0 || lo < 0) return false;
+      diff |= ((hi << 4) | lo) ^ (sha256[i] & 0xff);
+    }
+    return diff == 0;
   }
 
   /**

@@ -96,4 +96,23 @@ class GalaxySignerTest {
         java.util.HexFormat.of().formatHex(GalaxySigner.contentMd5(body, 0, body.length)));
     assertEquals("5d41402abc4b2a76b9719d911017c592", GalaxySigner.contentMd5Hex(body, 0, body.length));
   }
+
+  @Test
+  void sha256HeaderMustBeExactly64HexDigitsOfTheBodysDigest() throws Exception {
+    byte[] body = "hello".getBytes(StandardCharsets.UTF_8);
+    byte[] sha = java.security.MessageDigest.getInstance("SHA-256").digest(body);
+    String full = java.util.HexFormat.of().formatHex(sha);
+    assertEquals("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", full);
+    assertEquals(full, GalaxySigner.contentSha256Hex(body, 0, body.length));
+    assertTrue(GalaxySigner.sha256HeaderMatches(full, sha));
+    assertTrue(GalaxySigner.sha256HeaderMatches(full.toUpperCase(), sha));
+    assertFalse(GalaxySigner.sha256HeaderMatches(full.substring(1), sha));
+    assertFalse(GalaxySigner.sha256HeaderMatches("0" + full, sha));
+    assertFalse(GalaxySigner.sha256HeaderMatches(full.substring(0, 63) + "5", sha));
+    assertFalse(GalaxySigner.sha256HeaderMatches(full.substring(0, 63) + "g", sha));
+    assertFalse(GalaxySigner.sha256HeaderMatches("", sha));
+    // a slice of a larger array digests only the slice
+    byte[] padded = "xxhelloyy".getBytes(StandardCharsets.UTF_8);
+    assertEquals(full, GalaxySigner.contentSha256Hex(padded, 2, 5));
+  }
 }

@@ -18,9 +18,11 @@ import java.util.Optional;
  * timestamp so the SDK can adjust its clock); a known, unrevoked key id and a signature made with
  * one of its valid secrets: the current one, or during a rotation's grace period the previous
  * one (else 401; "revoked" is said only to a request signed with the revoked credential's secret).
- * All of that needs the headers only (the signature covers the {@code X-Xiaomi-Content-MD5}
- * header, not the body), so it is done before the body is read; then the body's MD5 must equal
- * that header (else 401: the body is not the one that was signed).
+ * All of that needs the headers only (the signature covers the body's digest header, not the
+ * body), so it is done before the body is read; then the body's digest must equal that header
+ * (else 401: the body is not the one that was signed). The digest header is exactly one of
+ * {@code X-Xiaomi-Content-SHA256} (hex SHA-256, what our clients send) and
+ * {@code X-Xiaomi-Content-MD5} (hex MD5, what the SDK 2.0.2 sends).
  *
  * <p>Thread-safe.
  */
@@ -137,27 +139,47 @@ public final class Authenticator {
     return new Claim(credential.get(), signature, requestSecs);
   }
 
-  /** Checks that the body is the one signed: its MD5 equals the signed X-Xiaomi-Content-MD5 header. */
+  /**
+   * Checks that the body is the one signed: its SHA-256 equals the signed
+   * {@code X-Xiaomi-Content-SHA256} header (our clients), or its MD5 the signed
+   * {@code X-Xiaomi-Content-MD5} header (the SDK 2.0.2); {@link #verifySignature} has made sure
+   * there is exactly one of the two.
+   */
   public void verifyBody(Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
-    String md5 = header(headers, GalaxySigner.CONTENT_MD5);
-    if (md5 == null) {
-      throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
-    }
     // One pass over the body with this thread's digest, compared without building strings.
+    String sha256 = header(headers, GalaxySigner.CONTENT_SHA256);
+    if (sha256 != null) {
+      if (!GalaxySigner.sha256HeaderMatches(sha256.trim(), GalaxySigner.contentSha256(body, 0, bodyLength))) {
+        throw new AuthenticationException(401, GalaxySigner.CONTENT_SHA256 + " does not match the request body");
+      }
+      return;
+    }
+    String md5 = header(headers, GalaxySigner.CONTENT_MD5);
+    if (md5 == null) throw missingBodyDigest();
     if (!GalaxySigner.md5HeaderMatches(md5.trim(), GalaxySigner.contentMd5(body, 0, bodyLength))) {
       throw new AuthenticationException(401, GalaxySigner.CONTENT_MD5 + " does not match the request body");
     }
   }
 
+  private static AuthenticationException missingBodyDigest() {
+    return new AuthenticationException(401, "missing body digest: send " + GalaxySigner.CONTENT_SHA256
+        + " (hex SHA-256 of the body) or " + GalaxySigner.CONTENT_MD5 + " (hex MD5 of the body)");
+  }
+
   /**
    * Checks the signature, which covers the method, path, sub-resource query parameters and the
-   * {@code x-xiaomi-*} headers (the body through its MD5 header): no body needed. A request without
-   * an MD5 header is refused here, before its body is read.
+   * {@code x-xiaomi-*} headers (the body through its digest header): no body needed. A request
+   * without a body digest header, or with both kinds, is refused here, before its body is read.
    */
   public Credential verifySignature(Claim claim, String method, String path, String query,
       Map<String, List<String>> headers) throws AuthenticationException {
-    if (header(headers, GalaxySigner.CONTENT_MD5) == null) {
-      throw new AuthenticationException(401, "missing " + GalaxySigner.CONTENT_MD5 + " header (hex MD5 of the body)");
+    boolean md5 = header(headers, GalaxySigner.CONTENT_MD5) != null;
+    boolean sha256 = header(headers, GalaxySigner.CONTENT_SHA256) != null;
+    if (!md5 && !sha256) throw missingBodyDigest();
+    if (md5 && sha256) {
+      // One digest is checked; a second, unchecked one would be a signed value nobody verified.
+      throw new AuthenticationException(401, "both " + GalaxySigner.CONTENT_SHA256 + " and "
+          + GalaxySigner.CONTENT_MD5 + " sent: send one body digest header");
     }
     String keyId = claim.credential().secretKeyId();
     String stringToSign;

@@ -136,6 +136,61 @@ class AuthenticatorTest {
     authenticator.verifyBody(good, body, body.length);
   }
 
+  /** Our clients' headers: the body's SHA-256 in X-Xiaomi-Content-SHA256 instead of the MD5. */
+  private static Map<String, List<String>> sha256Headers(byte[] body, long epochSecs) throws Exception {
+    Map<String, List<String>> h = headers(body, epochSecs);
+    h.remove("X-Xiaomi-Content-MD5");
+    h.put("X-Xiaomi-Content-SHA256",
+        List.of(java.util.HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(body))));
+    return h;
+  }
+
+  @Test
+  void acceptsTheSha256DigestInEitherCaseAndChecksTheBodyAgainstIt() throws Exception {
+    byte[] body = "the body".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> h = sha256Headers(body, NOW_SECS);
+    sign(h, "Galaxy-V3", "TKID", "secret");
+    assertEquals("alice", verify(h, "/v1/api/topic", body).ownerId());
+    Map<String, List<String>> upper = sha256Headers(body, NOW_SECS);
+    upper.put("X-Xiaomi-Content-SHA256", List.of(upper.get("X-Xiaomi-Content-SHA256").get(0).toUpperCase(java.util.Locale.ROOT)));
+    sign(upper, "Galaxy-V3", "TKID", "secret");
+    assertEquals("alice", verify(upper, "/v1/api/topic", body).ownerId());
+
+    AuthenticationException tampered = assertThrows(AuthenticationException.class,
+        () -> verify(h, "/v1/api/topic", "the bodY".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(401, tampered.httpStatus());
+    assertTrue(tampered.getMessage().contains("X-Xiaomi-Content-SHA256 does not match"), tampered.getMessage());
+
+    // Not 64 hex digits: the SDK's MD5 quirk (leading zeros dropped) is not accepted here.
+    for (String bad : List.of(h.get("X-Xiaomi-Content-SHA256").get(0).substring(1),
+        h.get("X-Xiaomi-Content-SHA256").get(0).substring(1) + "g", "")) {
+      Map<String, List<String>> b = sha256Headers(body, NOW_SECS);
+      b.put("X-Xiaomi-Content-SHA256", List.of(bad));
+      sign(b, "Galaxy-V3", "TKID", "secret");
+      assertEquals(401, status(b, body), "'" + bad + "'");
+    }
+  }
+
+  @Test
+  void wantsExactlyOneBodyDigestHeader() throws Exception {
+    byte[] body = "b".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> both = sha256Headers(body, NOW_SECS);
+    both.put("X-Xiaomi-Content-MD5", headers(body, NOW_SECS).get("X-Xiaomi-Content-MD5"));
+    sign(both, "Galaxy-V3", "TKID", "secret");
+    AuthenticationException e = assertThrows(AuthenticationException.class,
+        () -> authenticator.verifySignature(authenticator.checkHeaders(both), "POST", "/v1/api/topic", "id=1&type=x", both));
+    assertEquals(401, e.httpStatus());
+    assertTrue(e.getMessage().contains("send one body digest header"), e.getMessage());
+
+    Map<String, List<String>> none = headers(body, NOW_SECS);
+    none.remove("X-Xiaomi-Content-MD5");
+    sign(none, "Galaxy-V3", "TKID", "secret");
+    e = assertThrows(AuthenticationException.class,
+        () -> authenticator.verifySignature(authenticator.checkHeaders(none), "POST", "/v1/api/topic", "id=1&type=x", none));
+    assertEquals(401, e.httpStatus());
+    assertTrue(e.getMessage().contains("X-Xiaomi-Content-SHA256") && e.getMessage().contains("X-Xiaomi-Content-MD5"), e.getMessage());
+  }
+
   private int status(Map<String, List<String>> h, byte[] body) {
     return assertThrows(AuthenticationException.class,
         () -> verify(h, "/v1/api/topic", body)).httpStatus();
