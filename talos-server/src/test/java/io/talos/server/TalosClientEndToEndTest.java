@@ -127,6 +127,39 @@ class TalosClientEndToEndTest {
     assertEquals(ErrorCode.MESSAGE_OFFSET_OUT_OF_RANGE, outOfRange.errorCode());
   }
 
+  /** Replies larger than one write slice of the front-end arrive whole and in order. */
+  @Test
+  void largeRepliesArriveWhole() {
+    admin.createTopic("ours-large", 1);
+    SimpleProducer producer = client.producer("ours-large", 0);
+    Random random = new Random(7);
+    List<byte[]> sent = new ArrayList<>();
+    for (int batch = 0; batch < 6; batch++) {
+      List<byte[]> payloads = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        byte[] p = new byte[100 * 1024 + random.nextInt(1000)];
+        random.nextBytes(p);
+        payloads.add(p);
+      }
+      producer.put(payloads);
+      sent.addAll(payloads);
+    }
+    SimpleConsumer consumer = client.consumer("ours-large", 0);
+    List<ConsumedMessage> got = new ArrayList<>();
+    int largestPage = 0;
+    while (got.size() < sent.size()) {
+      List<ConsumedMessage> page = consumer.fetch(got.size(), 1000);
+      assertFalse(page.isEmpty());
+      largestPage = Math.max(largestPage, page.stream().mapToInt(m -> m.payload().length).sum());
+      got.addAll(page);
+    }
+    assertTrue(largestPage > 4 * 128 * 1024, "a reply of several slices: " + largestPage + " bytes");
+    for (int i = 0; i < sent.size(); i++) {
+      assertEquals(i, got.get(i).offset());
+      assertArrayEquals(sent.get(i), got.get(i).payload(), "message " + i);
+    }
+  }
+
   @Test
   void clearErrorsForBadInput() {
     admin.createTopic("ours-bad", 1);

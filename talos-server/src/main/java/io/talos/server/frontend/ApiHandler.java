@@ -743,7 +743,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
   private static boolean reply(Response response, Callback callback, byte[] reply) {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
-    response.write(true, ByteBuffer.wrap(reply), callback);
+    SlicedReplyWrite.write(response, reply, callback);
     return true;
   }
 
