@@ -122,7 +122,7 @@ public final class StorageBackendBenchmark {
         long t = System.nanoTime();
         List<StoredBlock> got = log.read(offset, readMessages, 8 * 1024 * 1024);
         getNs.add(System.nanoTime() - t);
-        for (StoredBlock b : got) readBytes += b.payload().length;
+        for (StoredBlock b : got) readBytes += b.payloadLength();
         offset = got.get(got.size() - 1).nextOffset();
       }
       getElapsedNs = System.nanoTime() - start;

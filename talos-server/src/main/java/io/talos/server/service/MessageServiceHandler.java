@@ -428,7 +428,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     for (StoredBlock b : stored) {
       blocks.add(toWire(b));
       messages += b.messageCount();
-      bytes += b.payload().length;
+      bytes += b.payloadLength();
       last = b.nextOffset();
     }
     if (meters != null && messages > 0) meters.markGet(topic.name(), partition, messages, bytes);
@@ -562,7 +562,7 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
         .setMessageNumber(b.messageCount())
         .setCompressionType(MessageCompressionType.findByValue(b.compressionType()))
         .setAppendTimestamp(b.appendTimestampMs());
-    block.messageBlock = ByteBuffer.wrap(b.payload()); // the read's own array, handed over
+    block.messageBlock = b.payloadBuffer(); // a slice of the read's own array, handed over
     if (b.messageBlockSize() >= 0) block.setMessageBlockSize(b.messageBlockSize());
     if (b.createTimestampMs() >= 0) block.setCreateTimestamp(b.createTimestampMs());
     return block;

@@ -761,6 +761,8 @@ final class LogSegment {
     private byte[] buf;
     private long bufStart;
     private int bufLen;
+    /** Whether a block handed out refers to {@code buf}: the next refill then needs a new array. */
+    private boolean bufHandedOut;
 
     private RecordCursor(long position, long limit) {
       this.position = position;
@@ -786,6 +788,7 @@ final class LogSegment {
     StoredBlock block(RecordFormat.Header h) throws IOException {
       int off = fill(position, h.recordLength());
       RecordFormat.verifyCrc(buf, off, h.recordLength());
+      bufHandedOut = true;
       return RecordFormat.toStoredBlock(buf, off, h);
     }
 
@@ -828,7 +831,14 @@ final class LogSegment {
     /** Makes {@code [pos, pos + n)} available in the buffer; returns its index in the buffer. */
     private int fill(long pos, int n) throws IOException {
       if (pos >= bufStart && pos + n <= bufStart + bufLen) return (int) (pos - bufStart);
-      if (n > buf.length) buf = new byte[n];
+      if (bufHandedOut) {
+        // blocks handed out are slices of the old array: read into a new one, sized for what is
+        // left up to a chunk, or for the record if it is larger
+        buf = new byte[(int) Math.max(n, Math.min(READ_CHUNK_BYTES, limit - pos))];
+        bufHandedOut = false;
+      } else if (n > buf.length) {
+        buf = new byte[n];
+      }
       int toRead = (int) Math.min(buf.length, limit - pos);
       if (toRead < n) throw new EOFException("need " + n + " bytes at " + pos + ", only " + toRead + " readable");
       readFully(pos, buf, 0, toRead);

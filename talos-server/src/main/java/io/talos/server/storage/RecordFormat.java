@@ -1,7 +1,6 @@
 package io.talos.server.storage;
 
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.zip.CRC32C;
 
 /**
@@ -242,9 +241,9 @@ public final class RecordFormat {
     long createTimestampMs = b.getLong();
     int compressionType = b.getInt();
     int messageBlockSize = ByteBuffer.wrap(buf, off + 41, 4).getInt();
-    byte[] payload = Arrays.copyOfRange(buf, off + h.headerBytes(), off + h.recordLength());
+    // A slice of buf, not a copy: the caller no longer writes to buf (see StoredBlock).
     return new StoredBlock(h.startOffset(), h.messageCount(), compressionType, h.appendTimestampMs(),
-        createTimestampMs, messageBlockSize, payload);
+        createTimestampMs, messageBlockSize, buf, off + h.headerBytes(), h.recordLength() - h.headerBytes());
   }
 
   private static int crc(byte[] buf, int off, int recordLength) {

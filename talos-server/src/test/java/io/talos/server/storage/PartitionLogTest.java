@@ -112,6 +112,20 @@ class PartitionLogTest {
     assertEquals(recordBytes, log.sizeBytes());
   }
 
+  /**
+   * A read hands out blocks as slices of the arrays it read records into: refilling the read
+   * buffer after handing out a slice of it must not overwrite blocks already returned. Blocks
+   * smaller and larger than a read chunk (64 KiB), all returned by one read and checked after it.
+   */
+  @Test
+  void shouldKeepBlocksReturnedEarlierInTheSameReadIntact() throws Exception {
+    PartitionLog log = open(LogConfig.builder().build());
+    int[] sizes = {300, 70_000, 20_000, 5, 65_536, 40_000, 1};
+    for (int i = 0; i < 28; i++) fx.append(log, T0 + i, 1 + i % 3, sizes[i % sizes.length]);
+    fx.assertSequentialReadMatches(log, 0, Integer.MAX_VALUE, Integer.MAX_VALUE);
+    fx.assertSequentialReadMatches(log, 3, 40, 200_000);
+  }
+
   @Test
   void shouldReturnTheBlockContainingTheOffsetFirst() throws Exception {
     PartitionLog log = open(small);
