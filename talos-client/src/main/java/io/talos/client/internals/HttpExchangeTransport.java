@@ -1,6 +1,7 @@
 package io.talos.client.internals;
 
 import io.talos.client.TalosException;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.transport.TMemoryInputTransport;
@@ -72,6 +73,25 @@ final class HttpExchangeTransport extends TTransport {
 
   @Override
   public void write(byte[] buf, int off, int len) {
+    reserve(len);
+    System.arraycopy(buf, off, request, requestLength, len);
+    requestLength += len;
+  }
+
+  /**
+   * Binary fields (a put's message block) arrive here as a read-only view: copied straight into
+   * the request. TTransport's default copies them into a new array first, then into the request.
+   */
+  @Override
+  public int write(ByteBuffer buffer) {
+    int len = buffer.remaining();
+    reserve(len);
+    buffer.get(request, requestLength, len);
+    requestLength += len;
+    return len;
+  }
+
+  private void reserve(int len) {
     int needed = requestLength + len;
     if (needed > request.length) {
       if (needed < 0) throw new IllegalStateException("request larger than 2 GiB");
@@ -79,8 +99,6 @@ final class HttpExchangeTransport extends TTransport {
       request = Arrays.copyOf(request, (int) Math.min(Integer.MAX_VALUE - 8,
           Math.max(2L * request.length, needed + 4096L)));
     }
-    System.arraycopy(buf, off, request, requestLength, len);
-    requestLength = needed;
   }
 
   @Override
