@@ -54,7 +54,9 @@ final class TalosNode implements AutoCloseable {
         // Measures the server, not its per-partition rate limits (Kafka has none by default).
         "-Dquota.partition.put.bytes.per.sec=0", "-Dquota.partition.get.bytes.per.sec=0"));
     serverProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
-    List<String> jvm = new ArrayList<>(jvmOptions);
+    List<String> jvm = new ArrayList<>();
+    jvm.add("-XX:MaxGCPauseMillis=20"); // as bin/talos server; the options given may override it
+    jvm.addAll(jvmOptions);
     jvm.add("-Dlog4j.configuration=log4j-server.properties");
     // GC pauses, one line each, so that a scenario can tell its stalls from collections (GcLog)
     GcLog gcLog = null;
