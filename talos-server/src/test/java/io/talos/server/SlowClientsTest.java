@@ -107,6 +107,42 @@ class SlowClientsTest {
     return eol > 0 ? head.substring(0, eol) : "closed";
   }
 
+  /**
+   * The minimum body rate guards against bodies that never finish, not against late ones: a body
+   * that has wholly arrived is served however long it took. Headers first, then (after the grace
+   * period, as a client or a server starved of CPU may) the whole body at once: the server used to
+   * check the rate on that chunk before it noticed the body was complete, and answered 408.
+   */
+  @Test
+  void aWholeBodyArrivingLateInOnePieceIsServed() throws Exception {
+    String path = "/v1/api/topic";
+    String query = "id=late1&type=describeTopic";
+    byte[] body = RawApi.call("describeTopic",
+        new TopicService.describeTopic_args(new io.talos.thrift.DescribeTopicRequest("slow")));
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("Content-Type", List.of("application/x-thrift-compact"));
+    headers.put(GalaxySigner.TIMESTAMP, List.of(Long.toString(Instant.now().getEpochSecond())));
+    headers.put(GalaxySigner.CONTENT_SHA256, List.of(GalaxySigner.contentSha256Hex(body, 0, body.length)));
+    String signature = GalaxySigner.sign(server.adminCredential().secretKey(),
+        GalaxySigner.stringToSign("POST", path, query, headers));
+    StringBuilder head = new StringBuilder("POST " + path + "?" + query + " HTTP/1.1\r\n");
+    head.append("Host: 127.0.0.1:").append(server.endpoint().getPort()).append("\r\n");
+    headers.forEach((k, v) -> head.append(k).append(": ").append(v.get(0)).append("\r\n"));
+    head.append(GalaxySigner.AUTHORIZATION).append(": ").append(GalaxySigner.SCHEME_V3).append(' ')
+        .append(server.adminCredential().secretKeyId()).append(':').append(signature).append("\r\n");
+    head.append("Content-Length: ").append(body.length).append("\r\nConnection: close\r\n\r\n");
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress(server.endpoint().getHost(), server.endpoint().getPort()), 5_000);
+      OutputStream out = socket.getOutputStream();
+      out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
+      out.flush();
+      Thread.sleep(new ServerConfig(new java.util.Properties()).getLong(ServerConfig.REQUEST_BODY_RATE_GRACE_MS) + 700);
+      out.write(body);
+      out.flush();
+      assertEquals("HTTP/1.1 200 OK", outcome(socket, 30_000));
+    }
+  }
+
   @Test
   void tricklingConnectionsStallNeitherTheApiNorHealthAndAreCut() throws Exception {
     URI endpoint = server.endpoint();

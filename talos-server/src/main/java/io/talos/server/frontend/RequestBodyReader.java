@@ -213,6 +213,9 @@ final class RequestBodyReader implements Runnable {
     long graceMs = limits.graceMs();
     if (elapsedMs <= graceMs) return false;
     long received = discarded >= 0 ? discarded : length;
+    // A body that has wholly arrived is not slow, however long it took (a client, or this server,
+    // may have waited for a CPU): only the end-of-content marker is still to be read.
+    if (declared >= 0 && received >= declared) return false;
     // Bytes that should have arrived by now at the minimum rate, counting from the grace period's end.
     if (received >= (elapsedMs - graceMs) * minRate / 1000) return false;
     refuse(408, "the request body arrives too slowly: " + received + " bytes in " + elapsedMs
