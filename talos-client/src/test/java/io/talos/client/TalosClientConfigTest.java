@@ -119,4 +119,26 @@ class TalosClientConfigTest {
     assertEquals(CompressionType.NONE, base.compressionType());
     assertEquals("id", gzip.secretKeyId());
   }
+
+  /**
+   * docs/clients.md lists every key as {@link TalosClientConfig#DEFINITION} declares it; with
+   * {@code -Dtalos.writeConf=true} the table is rewritten instead.
+   */
+  @Test
+  void docsListEveryKey() throws Exception {
+    Path docs = Path.of("..", "docs", "clients.md");
+    String text = Files.readString(docs, java.nio.charset.StandardCharsets.UTF_8);
+    String begin = "<!-- client-config:begin -->\n";
+    String end = "<!-- client-config:end -->";
+    int from = text.indexOf(begin);
+    int to = text.indexOf(end);
+    assertTrue(from >= 0 && to > from, "markers missing in " + docs);
+    String table = TalosClientConfig.DEFINITION.toMarkdown().strip() + "\n";
+    String updated = text.substring(0, from + begin.length()) + table + text.substring(to);
+    if (Boolean.getBoolean("talos.writeConf")) {
+      Files.writeString(docs, updated, java.nio.charset.StandardCharsets.UTF_8);
+    } else {
+      assertEquals(updated, text, docs + " is out of date: regenerate it (see its Connection section)");
+    }
+  }
 }
