@@ -32,6 +32,7 @@ import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.client5.http.io.ManagedHttpClientConnection;
+import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.client5.http.socket.ConnectionSocketFactory;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
@@ -76,8 +77,10 @@ import org.apache.thrift.transport.TMemoryInputTransport;
  * Interrupting a waiting caller ends its call (see {@link InterruptibleSocketFactory});
  * {@link #close()} ends the calls in progress at once.
  *
- * <p>No other retries happen here. Thread-safe: the HTTP client and its pool are shared; every
- * call gets its own Thrift client and transport.
+ * <p>A request whose writing failed (a kept-alive connection the server had reset) is sent once
+ * more on a new connection (see {@link UnsentRequestTracker}); no other retries happen here.
+ * Thread-safe: the HTTP client and its pool are shared; every call gets its own Thrift client
+ * and transport.
  */
 public final class TalosRpc implements AutoCloseable {
   /** Bounds of a believable server clock (2010-01-01 to 2100-01-01), epoch seconds. */
@@ -142,6 +145,7 @@ public final class TalosRpc implements AutoCloseable {
             .setRedirectsEnabled(false)
             .setExpectContinueEnabled(false)
             .build())
+        .setRequestExecutor(new UnsentRequestTracker())
         .disableAutomaticRetries()
         .disableRedirectHandling()
         .disableCookieManagement()
@@ -245,21 +249,35 @@ public final class TalosRpc implements AutoCloseable {
     String query = "id=" + requestId() + "&type=" + method;
     URI uri = URI.create(endpoint + service.path() + "?" + query);
     String path = uri.getRawPath();
-    try {
-      for (int attempt = 0; ; attempt++) {
-        HttpPost request = new HttpPost(uri);
-        // over the array itself: a put's batch is not copied again on its way out
-        request.setEntity(new ByteArrayEntity(body, 0, length, null));
-        for (Map.Entry<String, String> h : signer.headers(path, query, body, length, nowMs()).entrySet()) {
-          request.setHeader(h.getKey(), h.getValue());
-        }
-        Answer answer = http.execute(request, TalosRpc::answer);
-        if (answer.status == 200 || (answer.thrift && answer.body.length > 0)) return answer.body;
-        if (answer.status == 412 && attempt == 0 && adjustClock(answer.serverTime)) continue;
-        throw TalosException.httpStatus(answer.status, bodyText(answer.body));
+    boolean clockAdjusted = false;
+    boolean resent = false;
+    while (true) {
+      HttpPost request = new HttpPost(uri);
+      // over the array itself: a put's batch is not copied again on its way out
+      request.setEntity(new ByteArrayEntity(body, 0, length, null));
+      for (Map.Entry<String, String> h : signer.headers(path, query, body, length, nowMs()).entrySet()) {
+        request.setHeader(h.getKey(), h.getValue());
       }
-    } catch (IOException e) {
-      throw failure(e, endpoint, method);
+      HttpClientContext context = HttpClientContext.create();
+      Answer answer;
+      try {
+        answer = http.execute(request, context, TalosRpc::answer);
+      } catch (IOException e) {
+        // Writing the request failed (a kept-alive connection the server had reset): the server
+        // got no whole request, so sending it once more on a new connection is safe.
+        if (!resent && !closed && UnsentRequestTracker.unsent(context)
+            && !Thread.currentThread().isInterrupted()) {
+          resent = true;
+          continue;
+        }
+        throw failure(e, endpoint, method);
+      }
+      if (answer.status == 200 || (answer.thrift && answer.body.length > 0)) return answer.body;
+      if (answer.status == 412 && !clockAdjusted && adjustClock(answer.serverTime)) {
+        clockAdjusted = true;
+        continue;
+      }
+      throw TalosException.httpStatus(answer.status, bodyText(answer.body));
     }
   }
 

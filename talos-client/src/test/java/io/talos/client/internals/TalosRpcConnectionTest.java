@@ -42,7 +42,7 @@ class TalosRpcConnectionTest {
   private static final byte[] ANSWER = "the answer".getBytes(StandardCharsets.UTF_8);
 
   /** What the server does with the next requests, in order; ANSWER once they run out. */
-  enum Behaviour { ANSWER, ANSWER_THEN_CLOSE, HOLD }
+  enum Behaviour { ANSWER, ANSWER_THEN_CLOSE, ANSWER_THEN_RESET, HOLD }
 
   private RawHttpServer server;
   private TalosRpc rpc;
@@ -85,6 +85,20 @@ class TalosRpcConnectionTest {
     // idle past the validation age, as a connection the server's idle timeout closed would be
     Thread.sleep(TalosRpc.VALIDATE_AFTER_IDLE_MS + 200);
 
+    assertArrayEquals(ANSWER, call(client));
+    assertEquals(2, server.connections.get());
+    assertEquals(2, server.requests.get());
+  }
+
+  @Test
+  void sendsAgainARequestWhoseWritingFailed() throws Exception {
+    TalosRpc client = rpc(TalosClientConfig.builder());
+    server.next(Behaviour.ANSWER_THEN_RESET);
+    assertArrayEquals(ANSWER, call(client));
+    assertTrue(server.closedOne.await(5, TimeUnit.SECONDS));
+
+    // at once, before the idle check: the reset connection is taken, writing on it fails, and
+    // the request (which the server never got) goes out again on a new connection
     assertArrayEquals(ANSWER, call(client));
     assertEquals(2, server.connections.get());
     assertEquals(2, server.requests.get());
@@ -227,7 +241,8 @@ class TalosRpcConnectionTest {
               + ANSWER.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
           out.write(ANSWER);
           out.flush();
-          if (b == Behaviour.ANSWER_THEN_CLOSE) {
+          if (b == Behaviour.ANSWER_THEN_CLOSE || b == Behaviour.ANSWER_THEN_RESET) {
+            if (b == Behaviour.ANSWER_THEN_RESET) s.setSoLinger(true, 0);
             s.close();
             closedOne.countDown();
             return;
