@@ -119,7 +119,7 @@ public final class TalosClient implements AutoCloseable {
     return new TalosConsumer(rpc, admin, admin.describeTopic(topicName), group, config, null);
   }
 
-  /** Releases the connection pool. Idempotent. */
+  /** Closes every pooled connection at once: calls in progress fail promptly, later ones throw. Idempotent. */
   @Override
   public void close() {
     rpc.close();

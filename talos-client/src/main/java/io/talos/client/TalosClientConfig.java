@@ -38,6 +38,7 @@ public final class TalosClientConfig {
   public static final String SECRET_KEY = "secretKey";
   public static final String CONNECT_TIMEOUT_MS = "connectTimeoutMs";
   public static final String REQUEST_TIMEOUT_MS = "requestTimeoutMs";
+  public static final String MAX_CONNECTIONS_PER_ENDPOINT = "maxConnectionsPerEndpoint";
   public static final String MAX_MESSAGE_BYTES = "maxMessageBytes";
   public static final String MAX_BLOCK_BYTES = "maxBlockBytes";
   public static final String MAX_FETCH_BYTES = "maxFetchBytes";
@@ -61,8 +62,14 @@ public final class TalosClientConfig {
       .define(CONNECT_TIMEOUT_MS, Type.INT, 5_000, Validator.between(1, 600_000),
           "Longest wait for a TCP connection to the server.")
       .define(REQUEST_TIMEOUT_MS, Type.INT, 10_000, Validator.between(1, 3_600_000),
-          "Longest wait for the answer to one request; also sent to the server as the request's"
-              + " deadline.")
+          "Longest wait for the answer to one request (for any one read of it: a reply that"
+              + " keeps arriving is not cut off); also sent to the server as the request's deadline.")
+      .define(MAX_CONNECTIONS_PER_ENDPOINT, Type.INT, 1024, Validator.between(1, 65_536),
+          "Most open keep-alive connections to one server (endpoint or cluster node); a call"
+              + " holds one for its whole exchange, so this bounds the calls in progress to one"
+              + " server: more wait for a free connection up to connectTimeoutMs. The default"
+              + " covers a producer's max.in.flight.requests (at most 256) and a long-polling"
+              + " consumer's one fetch per held partition.")
       .define(BODY_DIGEST, Type.STRING, BodyDigest.SHA256.configName(),
           Validator.oneOf(BodyDigest.SHA256.configName(), BodyDigest.MD5.configName()),
           "Digest of the request body that the signature covers: SHA-256 (header"
@@ -163,6 +170,10 @@ public final class TalosClientConfig {
     return (Integer) values.get(REQUEST_TIMEOUT_MS);
   }
 
+  public int maxConnectionsPerEndpoint() {
+    return (Integer) values.get(MAX_CONNECTIONS_PER_ENDPOINT);
+  }
+
   public int maxMessageBytes() {
     return (Integer) values.get(MAX_MESSAGE_BYTES);
   }
@@ -248,6 +259,10 @@ public final class TalosClientConfig {
 
     public Builder requestTimeoutMs(int ms) {
       return set(REQUEST_TIMEOUT_MS, ms);
+    }
+
+    public Builder maxConnectionsPerEndpoint(int connections) {
+      return set(MAX_CONNECTIONS_PER_ENDPOINT, connections);
     }
 
     public Builder maxMessageBytes(int bytes) {

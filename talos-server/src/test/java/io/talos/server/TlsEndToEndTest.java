@@ -21,6 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.util.Properties;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import org.apache.http.conn.scheme.Scheme;
 import org.apache.http.conn.scheme.SchemeRegistry;
 import org.apache.http.conn.ssl.SSLSocketFactory;
@@ -86,6 +88,44 @@ class TlsEndToEndTest {
       sdk.createTopic(new CreateTopicRequest("secure", new TopicAttribute().setPartitionNumber(2)));
       assertEquals(2, sdk.describeTopic(new DescribeTopicRequest("secure")).getTopicAttribute().getPartitionNumber());
       assertEquals(1, sdk.listTopic().size());
+    }
+  }
+
+  /**
+   * Our client over https takes its trust from the JVM's default TLS context (set here to trust
+   * the test certificate), verifies the server's name, and keeps its connection alive.
+   */
+  @Test
+  void ourClientWorksOverHttpsWithTheJvmDefaultTrust() throws Exception {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    try (InputStream in = Files.newInputStream(keystore)) {
+      trust.load(in, PASSWORD.toCharArray());
+    }
+    TrustManagerFactory trustManagers = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    trustManagers.init(trust);
+    SSLContext trusting = SSLContext.getInstance("TLS");
+    trusting.init(null, trustManagers.getTrustManagers(), null);
+    SSLContext jvmDefault = SSLContext.getDefault();
+    try (TalosServer server = start(dir.resolve("ours"), ServerConfig.HTTP_ENABLED, "false")) {
+      SSLContext.setDefault(trusting);
+      try (io.talos.client.TalosClient client = io.talos.client.TalosClient.create(
+          io.talos.client.TalosClientConfig.builder().endpoint(server.tlsEndpoint().toString())
+              .credentials(server.adminCredential().secretKeyId(), server.adminCredential().secretKey())
+              .build())) {
+        client.admin().createTopic("ours-secure", 2);
+        assertTrue(client.admin().listTopics().stream().anyMatch(t -> t.name().equals("ours-secure")));
+      } finally {
+        SSLContext.setDefault(jvmDefault);
+      }
+      // with the JVM's usual trust the self-signed server is refused
+      try (io.talos.client.TalosClient untrusting = io.talos.client.TalosClient.create(
+          io.talos.client.TalosClientConfig.builder().endpoint(server.tlsEndpoint().toString())
+              .credentials(server.adminCredential().secretKeyId(), server.adminCredential().secretKey())
+              .build())) {
+        io.talos.client.TalosException e = org.junit.jupiter.api.Assertions.assertThrows(
+            io.talos.client.TalosException.class, () -> untrusting.admin().listTopics());
+        assertTrue(e.getMessage().startsWith("I/O error talking to https://"), e.getMessage());
+      }
     }
   }
 

@@ -8,22 +8,44 @@ import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.MessageService;
 import io.talos.thrift.QuotaService;
 import io.talos.thrift.TopicService;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ConnectException;
+import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
+import java.security.NoSuchAlgorithmException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import javax.net.ssl.SSLContext;
+import org.apache.hc.client5.http.ConnectTimeoutException;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.config.ConnectionConfig;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
+import org.apache.hc.client5.http.io.ManagedHttpClientConnection;
+import org.apache.hc.client5.http.protocol.HttpClientContext;
+import org.apache.hc.client5.http.socket.ConnectionSocketFactory;
+import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.config.RegistryBuilder;
+import org.apache.hc.core5.http.io.HttpConnectionFactory;
+import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
+import org.apache.hc.core5.io.CloseMode;
+import org.apache.hc.core5.pool.PoolConcurrencyPolicy;
+import org.apache.hc.core5.pool.PoolReusePolicy;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.Timeout;
 import org.apache.thrift.TApplicationException;
 import org.apache.thrift.TException;
 import org.apache.thrift.protocol.TCompactProtocol;
@@ -45,14 +67,31 @@ import org.apache.thrift.transport.TMemoryInputTransport;
  * offset between that time and the local clock is remembered for all later requests and the
  * request is signed again and sent once more.
  *
- * <p>No other retries happen here. Thread-safe: the JDK HTTP client is shared and keeps
- * connections alive between calls; every call gets its own Thrift client and transport.
+ * <p>Transport: a call is a blocking HTTP/1.1 exchange on the calling thread (Apache HttpClient
+ * classic): our callers already have a thread per call in progress (a producer's I/O threads, a
+ * consumer's fetch threads), so nothing is handed to other threads. Connections are kept alive
+ * in a pool of at most {@code maxConnectionsPerEndpoint} per server; a call holds one for its
+ * whole exchange. A connection idle for more than {@link #VALIDATE_AFTER_IDLE_MS} is checked
+ * before it is used again, so that one the server closed meanwhile (it closes idle connections,
+ * after 30 s by default) is replaced instead of failing the call. Redirects are not followed.
+ * Interrupting a waiting caller ends its call (see {@link InterruptibleSocketFactory});
+ * {@link #close()} ends the calls in progress at once.
+ *
+ * <p>A request whose writing failed (a kept-alive connection the server had reset) is sent once
+ * more on a new connection (see {@link UnsentRequestTracker}); no other retries happen here.
+ * Thread-safe: the HTTP client and its pool are shared; every call gets its own Thrift client
+ * and transport.
  */
 public final class TalosRpc implements AutoCloseable {
   /** Bounds of a believable server clock (2010-01-01 to 2100-01-01), epoch seconds. */
   private static final long MIN_SERVER_EPOCH_SECONDS = 1_262_304_000L;
   private static final long MAX_SERVER_EPOCH_SECONDS = 4_102_444_800L;
   private static final int MAX_ERROR_BODY_CHARS = 2000;
+  /**
+   * A pooled connection idle this long is checked (a 1 ms read for an end of stream) before it
+   * carries a call; below it the check would cost more than the rare stale connection.
+   */
+  static final long VALIDATE_AFTER_IDLE_MS = 1000;
 
   /** One Thrift call on a freshly made generated client. */
   @FunctionalInterface
@@ -61,7 +100,8 @@ public final class TalosRpc implements AutoCloseable {
   }
 
   private final TalosClientConfig config;
-  private final HttpClient http;
+  private final PoolingHttpClientConnectionManager pool;
+  private final CloseableHttpClient http;
   private final RequestSigner signer;
   private final LongSupplier localClockMs;
   private final AtomicLong clockOffsetMs = new AtomicLong();
@@ -77,10 +117,42 @@ public final class TalosRpc implements AutoCloseable {
     this.config = config;
     this.localClockMs = localClockMs;
     this.signer = new RequestSigner(config.secretKeyId(), config.secretKey(), config.bodyDigest());
-    this.http = HttpClient.newBuilder()
-        .version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofMillis(config.connectTimeoutMs()))
-        .followRedirects(HttpClient.Redirect.NEVER)
+    SSLContext tls;
+    try {
+      tls = SSLContext.getDefault();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("the JVM has no default TLS context", e);
+    }
+    // LAX: a per-server bound without the pool-wide lock the strict policy takes on every lease
+    this.pool = new PoolingHttpClientConnectionManager(
+        RegistryBuilder.<ConnectionSocketFactory>create()
+            .register("http", InterruptibleSocketFactory.plain())
+            .register("https", InterruptibleSocketFactory.tls(tls))
+            .build(),
+        PoolConcurrencyPolicy.LAX, PoolReusePolicy.LIFO, TimeValue.NEG_ONE_MILLISECOND,
+        (HttpConnectionFactory<ManagedHttpClientConnection>) null);
+    pool.setDefaultMaxPerRoute(config.maxConnectionsPerEndpoint());
+    pool.setMaxTotal(Integer.MAX_VALUE);
+    pool.setDefaultConnectionConfig(ConnectionConfig.custom()
+        .setConnectTimeout(Timeout.ofMilliseconds(config.connectTimeoutMs()))
+        .setValidateAfterInactivity(TimeValue.ofMilliseconds(VALIDATE_AFTER_IDLE_MS))
+        .build());
+    this.http = HttpClients.custom()
+        .setConnectionManager(pool)
+        .setDefaultRequestConfig(RequestConfig.custom()
+            .setConnectionRequestTimeout(Timeout.ofMilliseconds(config.connectTimeoutMs()))
+            .setResponseTimeout(Timeout.ofMilliseconds(config.requestTimeoutMs()))
+            .setRedirectsEnabled(false)
+            .setExpectContinueEnabled(false)
+            .build())
+        .setRequestExecutor(new UnsentRequestTracker())
+        .disableAutomaticRetries()
+        .disableRedirectHandling()
+        .disableCookieManagement()
+        .disableAuthCaching()
+        .disableContentCompression()
+        .disableConnectionState()
+        .disableDefaultUserAgent()
         .build();
   }
 
@@ -177,60 +249,114 @@ public final class TalosRpc implements AutoCloseable {
     String query = "id=" + requestId() + "&type=" + method;
     URI uri = URI.create(endpoint + service.path() + "?" + query);
     String path = uri.getRawPath();
-    try {
-      for (int attempt = 0; ; attempt++) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
-            .timeout(Duration.ofMillis(config.requestTimeoutMs()))
-            .POST(new ByteArrayBodyPublisher(body, length));
-        for (Map.Entry<String, String> h : signer.headers(path, query, body, length, nowMs()).entrySet()) {
-          request.header(h.getKey(), h.getValue());
-        }
-        HttpResponse<byte[]> response =
-            http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-        int status = response.statusCode();
-        byte[] reply = response.body() == null ? new byte[0] : response.body();
-        boolean thriftReply = response.headers().firstValue("Content-Type")
-            .map(ct -> ct.startsWith("application/x-thrift")).orElse(false);
-        if (status == 200 || (thriftReply && reply.length > 0)) return reply;
-        if (status == 412 && attempt == 0 && adjustClock(response)) continue;
-        throw TalosException.httpStatus(status, bodyText(reply));
+    boolean clockAdjusted = false;
+    boolean resent = false;
+    while (true) {
+      HttpPost request = new HttpPost(uri);
+      // over the array itself: a put's batch is not copied again on its way out
+      request.setEntity(new ByteArrayEntity(body, 0, length, null));
+      for (Map.Entry<String, String> h : signer.headers(path, query, body, length, nowMs()).entrySet()) {
+        request.setHeader(h.getKey(), h.getValue());
       }
-    } catch (HttpConnectTimeoutException e) {
-      throw TalosException.transport("could not connect to " + endpoint + " within "
-          + TalosClientConfig.CONNECT_TIMEOUT_MS + "=" + config.connectTimeoutMs(), true, e);
-    } catch (HttpTimeoutException e) {
-      throw TalosException.transport("no answer from " + endpoint + " to " + method
-          + " within " + TalosClientConfig.REQUEST_TIMEOUT_MS + "=" + config.requestTimeoutMs()
-          + " (the request may still take effect)", true, e);
-    } catch (ConnectException e) {
-      throw TalosException.transport("cannot connect to " + endpoint + ": "
-          + (e.getMessage() == null ? "connection refused" : e.getMessage()), true, e);
-    } catch (IOException e) {
-      throw TalosException.transport("I/O error talking to " + endpoint + " (" + method
-          + "): " + e, true, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw TalosException.transport("interrupted while waiting for " + endpoint
-          + " (" + method + ")", false, e);
+      HttpClientContext context = HttpClientContext.create();
+      Answer answer;
+      try {
+        answer = http.execute(request, context, TalosRpc::answer);
+      } catch (IOException e) {
+        // Writing the request failed (a kept-alive connection the server had reset): the server
+        // got no whole request, so sending it once more on a new connection is safe.
+        if (!resent && !closed && UnsentRequestTracker.unsent(context)
+            && !Thread.currentThread().isInterrupted()) {
+          resent = true;
+          continue;
+        }
+        throw failure(e, endpoint, method);
+      }
+      if (answer.status == 200 || (answer.thrift && answer.body.length > 0)) return answer.body;
+      if (answer.status == 412 && !clockAdjusted && adjustClock(answer.serverTime)) {
+        clockAdjusted = true;
+        continue;
+      }
+      throw TalosException.httpStatus(answer.status, bodyText(answer.body));
     }
   }
 
-  /** Drops the connection pool; later calls fail with IllegalStateException. Idempotent. */
+  /** What {@link #exchange} needs of a response, read while its connection is held. */
+  private record Answer(int status, boolean thrift, byte[] body, String serverTime) {}
+
+  private static Answer answer(ClassicHttpResponse response) throws IOException {
+    Header contentType = response.getFirstHeader("Content-Type");
+    Header serverTime = response.getFirstHeader(GalaxySigner.TIMESTAMP);
+    return new Answer(response.getCode(),
+        contentType != null && contentType.getValue().startsWith("application/x-thrift"),
+        readBody(response.getEntity()), serverTime == null ? null : serverTime.getValue());
+  }
+
+  /** The whole body in one array (sized from Content-Length when the server sent one). */
+  private static byte[] readBody(HttpEntity entity) throws IOException {
+    if (entity == null) return new byte[0];
+    long length = entity.getContentLength();
+    try (InputStream in = entity.getContent()) {
+      if (in == null) return new byte[0];
+      if (length < 0 || length > Integer.MAX_VALUE - 8) return in.readAllBytes();
+      byte[] body = new byte[(int) length];
+      int read = in.readNBytes(body, 0, body.length);
+      if (read < body.length) {
+        throw new EOFException("the reply ended after " + read + " of its " + length + " bytes");
+      }
+      return body;
+    }
+  }
+
+  private TalosException failure(IOException e, String endpoint, String method) {
+    if (closed) {
+      return TalosException.transport("the Talos client was closed while waiting for " + endpoint
+          + " (" + method + ")", false, e);
+    }
+    // a read or connect that was interrupted closed its channel; a wait for the pool keeps
+    // the interrupt status set
+    if (e instanceof ClosedByInterruptException || Thread.currentThread().isInterrupted()) {
+      Thread.currentThread().interrupt();
+      return TalosException.transport("interrupted while waiting for " + endpoint
+          + " (" + method + ")", false, e);
+    }
+    if (e instanceof ConnectionRequestTimeoutException) {
+      return TalosException.transport("no free connection to " + endpoint + " within "
+          + TalosClientConfig.CONNECT_TIMEOUT_MS + "=" + config.connectTimeoutMs() + ": "
+          + TalosClientConfig.MAX_CONNECTIONS_PER_ENDPOINT + "="
+          + config.maxConnectionsPerEndpoint() + " calls to it are in progress", true, e);
+    }
+    if (e instanceof ConnectTimeoutException) {
+      return TalosException.transport("could not connect to " + endpoint + " within "
+          + TalosClientConfig.CONNECT_TIMEOUT_MS + "=" + config.connectTimeoutMs(), true, e);
+    }
+    if (e instanceof SocketTimeoutException) {
+      return TalosException.transport("no answer from " + endpoint + " to " + method
+          + " within " + TalosClientConfig.REQUEST_TIMEOUT_MS + "=" + config.requestTimeoutMs()
+          + " (the request may still take effect)", true, e);
+    }
+    if (e instanceof ConnectException) {
+      Throwable reason = e.getCause() instanceof ConnectException ? e.getCause() : e;
+      return TalosException.transport("cannot connect to " + endpoint + ": "
+          + (reason.getMessage() == null ? "connection refused" : reason.getMessage()), true, e);
+    }
+    return TalosException.transport("I/O error talking to " + endpoint + " (" + method
+        + "): " + e, true, e);
+  }
+
+  /**
+   * Drops the connection pool, closing its connections at once: calls in progress (e.g. a
+   * long-poll fetch the server holds) fail promptly; later calls fail with
+   * IllegalStateException. Idempotent.
+   */
   @Override
   public void close() {
     closed = true;
-    // java.net.http.HttpClient is AutoCloseable from JDK 21 on; on 17 its connections go with it
-    if (http instanceof AutoCloseable closeable) {
-      try {
-        closeable.close();
-      } catch (Exception ignored) {
-        // closing is best effort: nothing the caller could do about it
-      }
-    }
+    pool.close(CloseMode.IMMEDIATE);
+    http.close(CloseMode.IMMEDIATE);
   }
 
-  private boolean adjustClock(HttpResponse<?> response) {
-    String value = response.headers().firstValue(GalaxySigner.TIMESTAMP).orElse(null);
+  private boolean adjustClock(String value) {
     if (value == null) return false;
     long serverSeconds;
     try {
