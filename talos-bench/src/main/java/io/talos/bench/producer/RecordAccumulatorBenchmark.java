@@ -29,7 +29,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * record after validation ({@link BufferMemory#reserve}, a payload copy, {@link
  * RecordAccumulator#append}) while another does what the I/O threads do per batch (drain up to
  * {@code max.in.flight.requests} ready batches, complete their records, release their memory,
- * {@link RecordAccumulator#completed}). The {@code append} score is records per microsecond the
+ * {@link RecordAccumulator#completed}), and a third sleeps in {@link RecordAccumulator#awaitWork}
+ * between looks at the queues as the sender thread does (so that the wake-ups the other two give
+ * are consumed and cost what they cost in the producer). The {@code append} score is records per microsecond the
  * sending thread gets through while the other thread takes batches away, so it includes the
  * two meeting on the accumulator's and the buffer's locks. Producer defaults otherwise: 1000
  * records or 1 MiB a batch, 32 MiB of buffer, records spread over {@code partitions}.
@@ -95,5 +97,13 @@ public class RecordAccumulatorBenchmark {
       b.done().complete(null);
     }
     return records;
+  }
+
+  @Benchmark
+  @Group("path")
+  @GroupThreads(1)
+  public long sender() throws InterruptedException {
+    accumulator.awaitWork(5); // linger.ms, the producer's default
+    return accumulator.nextReadyMs(0);
   }
 }

@@ -68,8 +68,8 @@ public final class RecordAccumulator {
   private final AtomicInteger batches = new AtomicInteger();
   private final AtomicInteger flushesInProgress = new AtomicInteger();
   private volatile boolean closed;
-  /** Guarded by workLock. */
-  private boolean workPending;
+  /** Written under workLock; read without it by {@link #signal} to skip a wake-up already pending. */
+  private volatile boolean workPending;
   /** Where the next drain starts, so that low partitions do not always go first. Guarded by drainLock. */
   private int drainStart;
 
@@ -365,6 +365,11 @@ public final class RecordAccumulator {
   }
 
   private void signal() {
+    // A wake-up still pending (the sender has not yet reset it in awaitWork) covers this change
+    // too: the sender resets it before its next look at the queues, so that look comes after
+    // the change. Skipping the lock then spares the appending and I/O threads a lock and an
+    // unpark of the sender per batch opened, filled or completed.
+    if (workPending) return;
     workLock.lock();
     try {
       workPending = true;
