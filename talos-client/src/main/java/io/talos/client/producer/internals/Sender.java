@@ -17,6 +17,7 @@ import io.talos.thrift.PutMessageRequest;
 import io.talos.thrift.PutMessageResponse;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicTalosResourceName;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -254,7 +255,7 @@ public final class Sender implements Runnable {
       }
       int[] next = identity.nextSequence;
       if (batch.partition >= next.length) {
-        next = identity.nextSequence = java.util.Arrays.copyOf(next, Math.max(batch.partition + 1,
+        next = identity.nextSequence = Arrays.copyOf(next, Math.max(batch.partition + 1,
             topic.partitionCount()));
       }
       int seq = next[batch.partition]++;
