@@ -82,8 +82,11 @@ public final class TalosProducer implements AutoCloseable {
   private final Sender sender;
   private final ThreadPoolExecutor io;
   private final Thread senderThread;
+  private final TalosRpc rpc;
   private final LongSupplier clockMs;
-  private final LongSupplier timestampMs;
+  // read once: send() runs per record, and the configs' getters are map lookups
+  private final int maxMessageBytes;
+  private final long maxBlockMs;
   private final String clientId;
   private final Object closeLock = new Object();
   private volatile boolean closed;
@@ -105,8 +108,11 @@ public final class TalosProducer implements AutoCloseable {
     }
     this.topic = new TopicMetadata(topicDescription);
     this.partitioner = config.newPartitioner();
+    this.rpc = rpc;
+    // the local clock TalosRpc uses by default, so that clockMs + rpc.clockOffsetMs() is its nowMs()
     this.clockMs = System::currentTimeMillis;
-    this.timestampMs = rpc::nowMs;
+    this.maxMessageBytes = clientConfig.maxMessageBytes();
+    this.maxBlockMs = config.maxBlockMs();
     this.clientId = "talos-producer-" + System.currentTimeMillis() + "-"
         + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     this.memory = new BufferMemory(config.bufferMemoryBytes());
@@ -153,9 +159,9 @@ public final class TalosProducer implements AutoCloseable {
     Objects.requireNonNull(record, "record");
     if (closed) throw new IllegalStateException("the producer of topic '" + topic.topicName() + "' is closed");
     int length = record.value().length;
-    if (length < 1 || length > clientConfig.maxMessageBytes()) {
+    if (length < 1 || length > maxMessageBytes) {
       throw new IllegalArgumentException("record value has " + length + " bytes; allowed: 1 to "
-          + clientConfig.maxMessageBytes() + " (" + TalosClientConfig.MAX_MESSAGE_BYTES + ")");
+          + maxMessageBytes + " (" + TalosClientConfig.MAX_MESSAGE_BYTES + ")");
     }
     String seq = record.sequenceNumber();
     if (seq != null && (seq.isEmpty() || seq.length() > MessageBlockEncoder.MAX_SEQUENCE_NUMBER_CHARS)) {
@@ -184,19 +190,24 @@ public final class TalosProducer implements AutoCloseable {
     }
     int size = MessageBlockEncoder.serializedSize(length, seq);
     try {
-      memory.reserve(size, config.maxBlockMs());
+      memory.reserve(size, maxBlockMs);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw TalosException.transport("interrupted while waiting for buffer space; the record was"
           + " not sent", false, e);
     }
+    // One clock read per record (the clock is slow on some machines, and send() is otherwise
+    // cheap): the batch's opening time and the record's create time, corrected by the server's
+    // clock offset as TalosRpc.nowMs() is, come from the same read.
+    long nowMs = clockMs.getAsLong();
     long created = record.createTimestampMs() == ProducerRecord.NOW
-        ? timestampMs.getAsLong() : record.createTimestampMs();
+        ? nowMs + rpc.clockOffsetMs() : record.createTimestampMs();
     CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+    // the copy is the documented promise that the caller may reuse the array once send returns
     ProducerBatch.Entry entry = new ProducerBatch.Entry(record.value().clone(), seq, created, size,
         future, callback);
     try {
-      accumulator.append(partition, entry, clockMs.getAsLong());
+      accumulator.append(partition, entry, nowMs);
     } catch (IllegalStateException e) {
       memory.release(size);
       throw e;

@@ -3,8 +3,7 @@ package io.talos.client.producer.internals;
 import io.talos.client.producer.BufferExhaustedException;
 import io.talos.client.producer.ProducerConfig;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.AbstractQueuedLongSynchronizer;
 
 /**
  * The producer's memory bound: a count of bytes reserved by records that are waiting or in
@@ -12,18 +11,60 @@ import java.util.concurrent.locks.ReentrantLock;
  * before it is accepted and gives it back when its batch completes (stored or failed), so the
  * buffered payloads never exceed the bound.
  *
- * <p>Waiters are served in arrival order (a fair lock), so a large record is not starved by a
- * stream of small ones. Thread-safe.
+ * <p>Thread-safety: a fair counting semaphore of bytes (the JDK's queued synchronizer with a
+ * {@code long} state, the free bytes, as {@link java.util.concurrent.Semaphore} is with an
+ * {@code int}). Taking and giving back bytes is a compare-and-set, without a lock: the
+ * application thread and the I/O threads would otherwise meet on one once per record and once
+ * per batch. A caller that must wait joins a FIFO queue and sleeps; a release wakes the head of
+ * the queue, which takes its bytes if they fit and wakes the next one if more are left. Waiters
+ * are served in arrival order, and a caller arriving while others wait queues behind them, so a
+ * large record is not starved by a stream of small ones. The queue does the wake-ups: none is
+ * lost between a waiter's last look at the free bytes and its sleep.
  */
 public final class BufferMemory {
   private final long totalBytes;
-  private final ReentrantLock lock = new ReentrantLock(true);
-  private final Condition freed = lock.newCondition();
-  private long usedBytes;
-  private int waiters;
+  private final FreeBytes free;
+
+  /** State: the free bytes. Acquire takes {@code bytes} if they fit and nobody is queued before. */
+  private static final class FreeBytes extends AbstractQueuedLongSynchronizer {
+    private final long total;
+
+    FreeBytes(long total) {
+      this.total = total;
+      setState(total);
+    }
+
+    @Override
+    protected long tryAcquireShared(long bytes) {
+      while (true) {
+        if (hasQueuedPredecessors()) return -1;
+        long available = getState();
+        long remaining = available - bytes;
+        if (remaining < 0) return -1;
+        if (compareAndSetState(available, remaining)) return remaining;
+      }
+    }
+
+    @Override
+    protected boolean tryReleaseShared(long bytes) {
+      while (true) {
+        long available = getState();
+        long next = available + bytes;
+        if (next > total) {
+          throw new IllegalStateException("released more than reserved: " + (total - next));
+        }
+        if (compareAndSetState(available, next)) return true;
+      }
+    }
+
+    long available() {
+      return getState();
+    }
+  }
 
   public BufferMemory(long totalBytes) {
     this.totalBytes = totalBytes;
+    this.free = new FreeBytes(totalBytes);
   }
 
   /**
@@ -38,39 +79,20 @@ public final class BufferMemory {
       throw new IllegalArgumentException("a record of " + bytes + " bytes (serialized) can never fit"
           + " in " + ProducerConfig.BUFFER_MEMORY_BYTES + "=" + totalBytes);
     }
-    lock.lock(); // not interruptibly: only the wait below should react to interrupts
-    try {
-      long remainingNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMs);
-      waiters++;
-      try {
-        while (usedBytes + bytes > totalBytes) {
-          if (remainingNanos <= 0) {
-            throw new BufferExhaustedException("the producer's buffer is full: " + usedBytes + " of "
-                + ProducerConfig.BUFFER_MEMORY_BYTES + "=" + totalBytes + " bytes are taken by records"
-                + " not yet delivered, and " + bytes + " more were not freed within "
-                + ProducerConfig.MAX_BLOCK_MS + "=" + maxBlockMs + "; the record was not sent"
-                + " (the server is slow or unreachable, or records are sent faster than it takes them)");
-          }
-          remainingNanos = freed.awaitNanos(remainingNanos);
-        }
-      } finally {
-        waiters--;
-      }
-      usedBytes += bytes;
-    } finally {
-      lock.unlock();
+    // first without the interrupt check of the waiting path: only a wait should react to interrupts
+    if (free.tryAcquireShared(bytes) >= 0) return;
+    if (!free.tryAcquireSharedNanos(bytes, TimeUnit.MILLISECONDS.toNanos(maxBlockMs))) {
+      throw new BufferExhaustedException("the producer's buffer is full: " + usedBytes() + " of "
+          + ProducerConfig.BUFFER_MEMORY_BYTES + "=" + totalBytes + " bytes are taken by records"
+          + " not yet delivered, and " + bytes + " more were not freed within "
+          + ProducerConfig.MAX_BLOCK_MS + "=" + maxBlockMs + "; the record was not sent"
+          + " (the server is slow or unreachable, or records are sent faster than it takes them)");
     }
   }
 
+  /** @throws IllegalStateException if more is released than is reserved (nothing is released) */
   public void release(long bytes) {
-    lock.lock();
-    try {
-      usedBytes -= bytes;
-      if (usedBytes < 0) throw new IllegalStateException("released more than reserved: " + usedBytes);
-      freed.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    free.releaseShared(bytes);
   }
 
   public long totalBytes() {
@@ -78,21 +100,11 @@ public final class BufferMemory {
   }
 
   public long usedBytes() {
-    lock.lock();
-    try {
-      return usedBytes;
-    } finally {
-      lock.unlock();
-    }
+    return totalBytes - free.available();
   }
 
-  /** Threads blocked in {@link #reserve}. */
+  /** Threads blocked in {@link #reserve} (an estimate while they come and go). */
   public int waitingThreads() {
-    lock.lock();
-    try {
-      return waiters;
-    } finally {
-      lock.unlock();
-    }
+    return free.getQueueLength();
   }
 }

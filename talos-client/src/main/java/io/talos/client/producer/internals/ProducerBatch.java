@@ -12,7 +12,8 @@ import java.util.concurrent.CompletableFuture;
  * {@link RecordAccumulator#append} until closed; then sent, possibly several times (retries),
  * until it completes once, successfully or not.
  *
- * <p>Fields other than the final ones are guarded by the accumulator's lock, except
+ * <p>Fields other than the final ones are guarded by the lock of the batch's partition queue in
+ * the accumulator, except
  * {@link #attempts} and {@link #lastError}, written only by the one thread sending the batch.
  */
 public final class ProducerBatch {

@@ -3,13 +3,11 @@ package io.talos.client.producer.internals;
 import io.talos.client.producer.Partitioner;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntSupplier;
@@ -34,31 +32,51 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Time comes in as arguments ({@code nowMs}), so the logic steps without a real clock.
- * Thread-safe: one lock guards all queues; {@link #awaitWork} lets the sender sleep until an
- * append, a completion, a flush or a close.
+ *
+ * <p>Thread-safety: each partition's queue has its own lock (its monitor), as Kafka's producer
+ * has one per partition deque, so that {@code send} appending to one partition does not wait for
+ * I/O threads completing or draining batches of others. Lock order: {@code drainLock} (drains
+ * are serialized, which keeps the in-flight count within {@code maxInFlight}) before a queue's
+ * monitor; {@code workLock} (the sender's wake-up) is taken with no other lock held or after a
+ * queue's monitor, never the other way round. The batches waiting or in flight are exactly those
+ * in the queues (an in-flight head stays in its queue), so flush takes its list from the queues.
+ * {@link #awaitWork} lets the sender sleep until an append opens or closes a batch, a completion,
+ * a flush or a close.
  */
 public final class RecordAccumulator {
   private static final Logger LOG = LoggerFactory.getLogger(RecordAccumulator.class);
+  private static final PartitionQueue[] NO_QUEUES = new PartitionQueue[0];
+
+  /** One partition's batches, oldest first. Guarded by its own monitor. */
+  private static final class PartitionQueue {
+    final ArrayDeque<ProducerBatch> batches = new ArrayDeque<>();
+  }
 
   private final int batchMaxRecords;
   private final int batchMaxBytes;
   private final long lingerMs;
   private final Partitioner partitioner;
   private final IntSupplier partitionCount;
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition work = lock.newCondition();
-  private final Map<Integer, ArrayDeque<ProducerBatch>> queues = new TreeMap<>();
-  private final Set<ProducerBatch> incomplete = new LinkedHashSet<>();
-  private int inFlight;
-  private int flushesInProgress;
-  private boolean closed;
-  private boolean workPending;
-  /** Where the next drain starts, so that low partitions do not always go first. */
+  /** Indexed by partition; replaced (grown, under growLock) when a higher partition appears. */
+  private volatile PartitionQueue[] queues = NO_QUEUES;
+  private final Object growLock = new Object();
+  private final ReentrantLock drainLock = new ReentrantLock();
+  private final ReentrantLock workLock = new ReentrantLock();
+  private final Condition work = workLock.newCondition();
+  private final AtomicInteger inFlight = new AtomicInteger();
+  /** Batches waiting or in flight, for the metrics and the sender's exit test. */
+  private final AtomicInteger batches = new AtomicInteger();
+  private final AtomicInteger flushesInProgress = new AtomicInteger();
+  private volatile boolean closed;
+  /** Written under workLock; read without it by {@link #signal} to skip a wake-up already pending. */
+  private volatile boolean workPending;
+  /** Where the next drain starts, so that low partitions do not always go first. Guarded by drainLock. */
   private int drainStart;
 
   /**
    * @param partitioner told when batches close ({@link Partitioner#onBatchClosed}); called under
-   *     this accumulator's lock, so it must not call back into the producer
+   *     a partition queue's lock, from the threads appending and draining (several at once), so
+   *     it must be thread-safe and must not call back into the producer
    * @param partitionCount the topic's current partition count, for that call
    */
   public RecordAccumulator(int batchMaxRecords, int batchMaxBytes, long lingerMs,
@@ -77,20 +95,22 @@ public final class RecordAccumulator {
    * @throws IllegalStateException if the accumulator is closed
    */
   public ProducerBatch append(int partition, ProducerBatch.Entry entry, long nowMs) {
-    lock.lock();
-    try {
+    PartitionQueue queue = queue(partition);
+    ProducerBatch batch;
+    boolean wake = false;
+    synchronized (queue) {
+      // read under the queue's lock: close() passes every queue's lock after setting it, so no
+      // append that saw it false is still running when close() returns
       if (closed) throw new IllegalStateException("the producer is closed; the record was not sent");
-      ArrayDeque<ProducerBatch> queue = queues.computeIfAbsent(partition, p -> new ArrayDeque<>());
-      ProducerBatch batch = queue.peekLast();
+      batch = queue.batches.peekLast();
       if (batch != null && !batch.closed && !batch.entries.isEmpty()
           && batch.serializedBytes + (long) entry.serializedBytes() > batchMaxBytes) {
         close(batch);
       }
-      boolean wake = false;
       if (batch == null || batch.closed) {
         batch = new ProducerBatch(partition, nowMs);
-        queue.addLast(batch);
-        incomplete.add(batch);
+        queue.batches.addLast(batch);
+        batches.incrementAndGet();
         wake = true; // the sender must learn when this batch's linger ends
       }
       batch.entries.add(entry);
@@ -99,12 +119,10 @@ public final class RecordAccumulator {
         close(batch);
         wake = true; // ready now
       }
-      // a record added to an open batch changes no deadline: no need to wake the sender
-      if (wake) signal();
-      return batch;
-    } finally {
-      lock.unlock();
     }
+    // a record added to an open batch changes no deadline: no need to wake the sender
+    if (wake) signal();
+    return batch;
   }
 
   /**
@@ -117,31 +135,37 @@ public final class RecordAccumulator {
 
   /**
    * As {@link #drain(long, int)}, taking no more than keeps at most {@code maxInFlight} batches
-   * in flight (decided under the lock, so threads draining at once never exceed it).
+   * in flight (decided under the drain lock, so threads draining at once never exceed it:
+   * completions only lower the count).
    */
   public List<ProducerBatch> drain(long nowMs, int max, int maxInFlight) {
-    lock.lock();
+    drainLock.lock();
     try {
-      max = Math.min(max, maxInFlight - inFlight);
+      max = Math.min(max, maxInFlight - inFlight.get());
       if (max <= 0) return List.of();
-      List<ProducerBatch> out = new ArrayList<>();
-      List<ArrayDeque<ProducerBatch>> all = new ArrayList<>(queues.values());
-      int n = all.size();
-      for (int i = 0; i < n && out.size() < max; i++) {
-        ArrayDeque<ProducerBatch> queue = all.get((drainStart + i) % n);
-        ProducerBatch head = queue.peekFirst();
-        if (head == null || head.inFlight || head.retryAtMs > nowMs || !ready(head, queue, nowMs)) {
-          continue;
+      List<ProducerBatch> out = null;
+      PartitionQueue[] all = queues;
+      int n = all.length;
+      boolean flushing = flushesInProgress.get() > 0 || closed;
+      for (int i = 0; i < n && (out == null || out.size() < max); i++) {
+        PartitionQueue queue = all[(drainStart + i) % n];
+        synchronized (queue) {
+          ProducerBatch head = queue.batches.peekFirst();
+          if (head == null || head.inFlight || head.retryAtMs > nowMs
+              || !ready(head, queue, nowMs, flushing)) {
+            continue;
+          }
+          close(head);
+          head.inFlight = true;
+          inFlight.incrementAndGet();
+          if (out == null) out = new ArrayList<>(Math.min(max, n));
+          out.add(head);
         }
-        close(head);
-        head.inFlight = true;
-        inFlight++;
-        out.add(head);
       }
       if (n > 0) drainStart = (drainStart + 1) % n;
-      return out;
+      return out == null ? List.of() : out;
     } finally {
-      lock.unlock();
+      drainLock.unlock();
     }
   }
 
@@ -150,57 +174,49 @@ public final class RecordAccumulator {
    * the caller fails them.
    */
   public List<ProducerBatch> expire(long nowMs, long deliveryTimeoutMs) {
-    lock.lock();
-    try {
-      List<ProducerBatch> out = new ArrayList<>();
-      for (ArrayDeque<ProducerBatch> queue : queues.values()) {
-        for (Iterator<ProducerBatch> it = queue.iterator(); it.hasNext(); ) {
+    List<ProducerBatch> out = new ArrayList<>();
+    for (PartitionQueue queue : queues) {
+      synchronized (queue) {
+        for (Iterator<ProducerBatch> it = queue.batches.iterator(); it.hasNext(); ) {
           ProducerBatch b = it.next();
           if (!b.inFlight && nowMs - b.createdMs >= deliveryTimeoutMs) {
             it.remove();
             close(b);
-            incomplete.remove(b);
+            batches.decrementAndGet();
             out.add(b);
           }
         }
       }
-      if (!out.isEmpty()) signal();
-      return out;
-    } finally {
-      lock.unlock();
     }
+    if (!out.isEmpty()) signal();
+    return out;
   }
 
   /** The in-flight batch completed for good (stored or failed): removes it from its queue. */
   public void completed(ProducerBatch batch) {
-    lock.lock();
-    try {
-      ArrayDeque<ProducerBatch> queue = queues.get(batch.partition);
-      if (queue == null || queue.peekFirst() != batch || !batch.inFlight) {
+    PartitionQueue queue = inFlightQueue(batch);
+    synchronized (queue) {
+      if (queue.batches.peekFirst() != batch || !batch.inFlight) {
         throw new IllegalStateException("batch of partition " + batch.partition + " is not in flight");
       }
-      queue.pollFirst();
+      queue.batches.pollFirst();
       batch.inFlight = false;
-      inFlight--;
-      incomplete.remove(batch);
-      signal();
-    } finally {
-      lock.unlock();
     }
+    inFlight.decrementAndGet();
+    batches.decrementAndGet();
+    signal();
   }
 
   /** The in-flight batch failed retriably: it stays the head, sent again from {@code retryAtMs}. */
   public void retryLater(ProducerBatch batch, long retryAtMs) {
-    lock.lock();
-    try {
+    PartitionQueue queue = inFlightQueue(batch);
+    synchronized (queue) {
       if (!batch.inFlight) throw new IllegalStateException("batch is not in flight");
       batch.inFlight = false;
       batch.retryAtMs = retryAtMs;
-      inFlight--;
-      signal();
-    } finally {
-      lock.unlock();
     }
+    inFlight.decrementAndGet();
+    signal();
   }
 
   /**
@@ -208,142 +224,135 @@ public final class RecordAccumulator {
    * linger or backoff; {@code Long.MAX_VALUE} when nothing waits.
    */
   public long nextReadyMs(long nowMs) {
-    lock.lock();
-    try {
-      long next = Long.MAX_VALUE;
-      for (ArrayDeque<ProducerBatch> queue : queues.values()) {
-        ProducerBatch head = queue.peekFirst();
+    long next = Long.MAX_VALUE;
+    boolean flushing = flushesInProgress.get() > 0 || closed;
+    for (PartitionQueue queue : queues) {
+      synchronized (queue) {
+        ProducerBatch head = queue.batches.peekFirst();
         if (head == null || head.inFlight) continue;
         long at = head.retryAtMs > nowMs ? head.retryAtMs
-            : ready(head, queue, nowMs) ? nowMs : head.createdMs + lingerMs;
+            : ready(head, queue, nowMs, flushing) ? nowMs : head.createdMs + lingerMs;
         next = Math.min(next, at);
       }
-      return next;
-    } finally {
-      lock.unlock();
     }
+    return next;
   }
 
   /** Makes every batch ready until {@link #endFlush}; returns the batches to wait for. */
   public List<ProducerBatch> beginFlush() {
-    lock.lock();
-    try {
-      flushesInProgress++;
-      signal();
-      return new ArrayList<>(incomplete);
-    } finally {
-      lock.unlock();
+    flushesInProgress.incrementAndGet();
+    // every record whose append returned before this call is in a queue, or already completed
+    List<ProducerBatch> out = new ArrayList<>();
+    for (PartitionQueue queue : queues) {
+      synchronized (queue) {
+        out.addAll(queue.batches);
+      }
     }
+    signal();
+    return out;
   }
 
   public void endFlush() {
-    lock.lock();
-    try {
-      flushesInProgress--;
-    } finally {
-      lock.unlock();
-    }
+    flushesInProgress.decrementAndGet();
   }
 
   /** Refuses further appends and makes every batch ready. */
   public void close() {
-    lock.lock();
-    try {
-      closed = true;
-      signal();
-    } finally {
-      lock.unlock();
+    closed = true;
+    // a barrier: an append that read closed == false under a queue's lock has finished once we
+    // got that lock, so after this loop no record can join a queue any more
+    for (PartitionQueue queue : queues) {
+      synchronized (queue) {
+        queue.batches.size(); // nothing to do under the lock: taking it is the point
+      }
     }
+    signal();
   }
 
   public boolean isClosed() {
-    lock.lock();
-    try {
-      return closed;
-    } finally {
-      lock.unlock();
-    }
+    return closed;
   }
 
   /** Removes every batch not in flight; the caller fails them. */
   public List<ProducerBatch> abortUnsent() {
-    lock.lock();
-    try {
-      List<ProducerBatch> out = new ArrayList<>();
-      for (ArrayDeque<ProducerBatch> queue : queues.values()) {
-        for (Iterator<ProducerBatch> it = queue.iterator(); it.hasNext(); ) {
+    List<ProducerBatch> out = new ArrayList<>();
+    for (PartitionQueue queue : queues) {
+      synchronized (queue) {
+        for (Iterator<ProducerBatch> it = queue.batches.iterator(); it.hasNext(); ) {
           ProducerBatch b = it.next();
           if (!b.inFlight) {
             it.remove();
             b.closed = true;
-            incomplete.remove(b);
+            batches.decrementAndGet();
             out.add(b);
           }
         }
       }
-      signal();
-      return out;
-    } finally {
-      lock.unlock();
     }
+    signal();
+    return out;
   }
 
   /** No batch waiting or in flight. */
   public boolean isEmpty() {
-    lock.lock();
-    try {
-      return incomplete.isEmpty();
-    } finally {
-      lock.unlock();
-    }
+    return batches.get() == 0;
   }
 
   public int inFlightCount() {
-    lock.lock();
-    try {
-      return inFlight;
-    } finally {
-      lock.unlock();
-    }
+    return inFlight.get();
   }
 
   /** Batches waiting or in flight. */
   public int batchCount() {
-    lock.lock();
-    try {
-      return incomplete.size();
-    } finally {
-      lock.unlock();
-    }
+    return batches.get();
   }
 
   /** Wakes {@link #awaitWork}. */
   public void wakeup() {
-    lock.lock();
-    try {
-      signal();
-    } finally {
-      lock.unlock();
-    }
+    signal();
   }
 
   /** Sleeps up to {@code maxWaitMs} or until something changed since the last call. */
   public void awaitWork(long maxWaitMs) throws InterruptedException {
-    lock.lock();
+    workLock.lock();
     try {
       long nanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, maxWaitMs));
       while (!workPending && nanos > 0) nanos = work.awaitNanos(nanos);
       workPending = false;
     } finally {
-      lock.unlock();
+      workLock.unlock();
     }
   }
 
-  private boolean ready(ProducerBatch head, ArrayDeque<ProducerBatch> queue, long nowMs) {
-    return head.closed || queue.size() > 1 || nowMs - head.createdMs >= lingerMs
-        || flushesInProgress > 0 || closed;
+  /** The queue of a partition, made (with any lower missing ones) on first use. */
+  private PartitionQueue queue(int partition) {
+    PartitionQueue[] all = queues;
+    if (partition < all.length) return all[partition];
+    synchronized (growLock) {
+      all = queues;
+      if (partition < all.length) return all[partition];
+      int size = Math.max(partition + 1, partitionCount.getAsInt());
+      PartitionQueue[] grown = Arrays.copyOf(all, size);
+      for (int i = all.length; i < size; i++) grown[i] = new PartitionQueue();
+      queues = grown;
+      return grown[partition];
+    }
   }
 
+  private PartitionQueue inFlightQueue(ProducerBatch batch) {
+    PartitionQueue[] all = queues;
+    if (batch.partition >= all.length) {
+      throw new IllegalStateException("batch of partition " + batch.partition + " is not in flight");
+    }
+    return all[batch.partition];
+  }
+
+  /** Called under the queue's lock. */
+  private boolean ready(ProducerBatch head, PartitionQueue queue, long nowMs, boolean flushing) {
+    return head.closed || queue.batches.size() > 1 || nowMs - head.createdMs >= lingerMs || flushing;
+  }
+
+  /** Called under the batch's queue's lock. */
   private void close(ProducerBatch batch) {
     if (batch.closed) return;
     batch.closed = true;
@@ -356,7 +365,17 @@ public final class RecordAccumulator {
   }
 
   private void signal() {
-    workPending = true;
-    work.signalAll();
+    // A wake-up still pending (the sender has not yet reset it in awaitWork) covers this change
+    // too: the sender resets it before its next look at the queues, so that look comes after
+    // the change. Skipping the lock then spares the appending and I/O threads a lock and an
+    // unpark of the sender per batch opened, filled or completed.
+    if (workPending) return;
+    workLock.lock();
+    try {
+      workPending = true;
+      work.signalAll();
+    } finally {
+      workLock.unlock();
+    }
   }
 }

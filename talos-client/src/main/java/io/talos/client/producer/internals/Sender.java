@@ -17,6 +17,7 @@ import io.talos.thrift.PutMessageRequest;
 import io.talos.thrift.PutMessageResponse;
 import io.talos.thrift.TopicAndPartition;
 import io.talos.thrift.TopicTalosResourceName;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -67,6 +68,10 @@ public final class Sender implements Runnable {
   private final LongSupplier clockMs;
   private final Executor io;
   private final String clientId;
+  // read once: used per batch, and the config's getters are map lookups
+  private final int maxInFlight;
+  private final long deliveryTimeoutMs;
+  private final boolean idempotence;
   private final AtomicLong nextRequest = new AtomicLong(1);
   private long nextRefreshMs;
   /** Idempotent produce: the current producer id and next sequence per partition; null until asked. */
@@ -77,7 +82,8 @@ public final class Sender implements Runnable {
   /** A producer id and the next sequence of each partition under it. Guarded by identityLock. */
   private static final class ProducerIdentity {
     final long producerId;
-    final java.util.Map<Integer, Integer> nextSequence = new java.util.HashMap<>();
+    /** Indexed by partition; grown when a higher partition appears. */
+    int[] nextSequence = new int[0];
 
     ProducerIdentity(long producerId) {
       this.producerId = producerId;
@@ -97,6 +103,9 @@ public final class Sender implements Runnable {
     this.clockMs = clockMs;
     this.io = io;
     this.clientId = clientId;
+    this.maxInFlight = config.maxInFlightRequests();
+    this.deliveryTimeoutMs = config.deliveryTimeoutMs();
+    this.idempotence = config.enableIdempotence();
     this.nextRefreshMs = clockMs.getAsLong() + config.metadataRefreshIntervalMs();
   }
 
@@ -132,7 +141,7 @@ public final class Sender implements Runnable {
     for (ProducerBatch expired : accumulator.expire(now, config.deliveryTimeoutMs())) {
       fail(expired, deliveryTimeout(expired, now), false);
     }
-    for (ProducerBatch batch : accumulator.drain(now, Integer.MAX_VALUE, config.maxInFlightRequests())) {
+    for (ProducerBatch batch : accumulator.drain(now, Integer.MAX_VALUE, maxInFlight)) {
       try {
         io.execute(() -> send(batch));
       } catch (RejectedExecutionException e) {
@@ -157,7 +166,7 @@ public final class Sender implements Runnable {
     while (next != null) {
       sendOne(next);
       if (Thread.currentThread().isInterrupted()) return; // closing: the producer abandons requests
-      List<ProducerBatch> ready = accumulator.drain(clockMs.getAsLong(), 1, config.maxInFlightRequests());
+      List<ProducerBatch> ready = accumulator.drain(clockMs.getAsLong(), 1, maxInFlight);
       next = ready.isEmpty() ? null : ready.get(0);
     }
   }
@@ -176,7 +185,7 @@ public final class Sender implements Runnable {
       batch.lastError = e;
       long now = clockMs.getAsLong();
       long backoff = backoffMs(batch.attempts);
-      boolean inTime = now + backoff < batch.createdMs + config.deliveryTimeoutMs();
+      boolean inTime = now + backoff < batch.createdMs + deliveryTimeoutMs;
       if (e.isRetriable() && batch.attempts <= config.retries() && inTime) {
         LOG.debug("put of {} records to partition {} of '{}' failed (attempt {}), retrying in {} ms: {}",
             batch.recordCount(), batch.partition, topic.topicName(), batch.attempts, backoff,
@@ -224,7 +233,7 @@ public final class Sender implements Runnable {
 
   /** Idempotent produce: gives a batch about to be sent for the first time its producer id and sequence. */
   private void assignSequence(ProducerBatch batch) {
-    if (!config.enableIdempotence()) return;
+    if (!idempotence) return;
     synchronized (identityLock) {
       if (idempotenceUnsupported) return;
       if (identity == null) {
@@ -244,7 +253,12 @@ public final class Sender implements Runnable {
         identity = new ProducerIdentity(r.getProducerId());
         LOG.debug("producer of topic '{}' got producer id {}", topic.topicName(), r.getProducerId());
       }
-      int seq = identity.nextSequence.merge(batch.partition, 1, Integer::sum) - 1;
+      int[] next = identity.nextSequence;
+      if (batch.partition >= next.length) {
+        next = identity.nextSequence = Arrays.copyOf(next, Math.max(batch.partition + 1,
+            topic.partitionCount()));
+      }
+      int seq = next[batch.partition]++;
       batch.producerId = identity.producerId;
       batch.producerSequence = seq;
     }
