@@ -62,8 +62,9 @@ public final class TalosClientConfig {
       .define(CONNECT_TIMEOUT_MS, Type.INT, 5_000, Validator.between(1, 600_000),
           "Longest wait for a TCP connection to the server.")
       .define(REQUEST_TIMEOUT_MS, Type.INT, 10_000, Validator.between(1, 3_600_000),
-          "Longest wait for the answer to one request (for any one read of it: a reply that"
-              + " keeps arriving is not cut off); also sent to the server as the request's deadline.")
+          "Longest wait from sending a request to its answer's headers (connecting, writing,"
+              + " the server's work), then for any one read of the answer's body (a reply that keeps"
+              + " arriving is not cut off); also sent to the server as the request's deadline.")
       .define(MAX_CONNECTIONS_PER_ENDPOINT, Type.INT, 1024, Validator.between(1, 65_536),
           "Most open keep-alive connections to one server (endpoint or cluster node); a call"
               + " holds one for its whole exchange, so this bounds the calls in progress to one"

@@ -19,7 +19,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -92,6 +96,24 @@ public final class TalosRpc implements AutoCloseable {
    * carries a call; below it the check would cost more than the rare stale connection.
    */
   static final long VALIDATE_AFTER_IDLE_MS = 1000;
+
+  /**
+   * Ends calls that got no answer's headers within {@code requestTimeoutMs}: socket reads have a
+   * timeout, writes and a TLS handshake do not, so a server that stops reading a large request
+   * would otherwise hold its caller for ever. One daemon thread for every client in the JVM;
+   * cancelled deadlines leave its queue at once.
+   */
+  private static final ScheduledThreadPoolExecutor DEADLINES = newDeadlineTimer();
+
+  private static ScheduledThreadPoolExecutor newDeadlineTimer() {
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "talos-client-deadlines");
+      t.setDaemon(true);
+      return t;
+    });
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
 
   /** One Thrift call on a freshly made generated client. */
   @FunctionalInterface
@@ -259,10 +281,19 @@ public final class TalosRpc implements AutoCloseable {
         request.setHeader(h.getKey(), h.getValue());
       }
       HttpClientContext context = HttpClientContext.create();
+      AtomicBoolean timedOut = new AtomicBoolean();
+      ScheduledFuture<?> deadline = DEADLINES.schedule(() -> {
+        timedOut.set(true);
+        request.cancel(); // closes the connection: a blocked write or handshake fails at once
+      }, config.requestTimeoutMs(), TimeUnit.MILLISECONDS);
       Answer answer;
       try {
-        answer = http.execute(request, context, TalosRpc::answer);
+        answer = http.execute(request, context, response -> {
+          deadline.cancel(false); // the headers are here; reads have their own timeout now
+          return answer(response);
+        });
       } catch (IOException e) {
+        if (timedOut.get()) throw noAnswer(endpoint, method, e);
         // Writing the request failed (a kept-alive connection the server had reset): the server
         // got no whole request, so sending it once more on a new connection is safe.
         if (!resent && !closed && UnsentRequestTracker.unsent(context)
@@ -271,6 +302,12 @@ public final class TalosRpc implements AutoCloseable {
           continue;
         }
         throw failure(e, endpoint, method);
+      } catch (IllegalStateException e) {
+        // the pool refuses leases once closed: a call that raced close() ends as one in progress
+        if (closed) throw closedWhileWaiting(endpoint, method, e);
+        throw e;
+      } finally {
+        deadline.cancel(false);
       }
       if (answer.status == 200 || (answer.thrift && answer.body.length > 0)) return answer.body;
       if (answer.status == 412 && !clockAdjusted && adjustClock(answer.serverTime)) {
@@ -309,10 +346,7 @@ public final class TalosRpc implements AutoCloseable {
   }
 
   private TalosException failure(IOException e, String endpoint, String method) {
-    if (closed) {
-      return TalosException.transport("the Talos client was closed while waiting for " + endpoint
-          + " (" + method + ")", false, e);
-    }
+    if (closed) return closedWhileWaiting(endpoint, method, e);
     // a read or connect that was interrupted closed its channel; a wait for the pool keeps
     // the interrupt status set
     if (e instanceof ClosedByInterruptException || Thread.currentThread().isInterrupted()) {
@@ -330,11 +364,7 @@ public final class TalosRpc implements AutoCloseable {
       return TalosException.transport("could not connect to " + endpoint + " within "
           + TalosClientConfig.CONNECT_TIMEOUT_MS + "=" + config.connectTimeoutMs(), true, e);
     }
-    if (e instanceof SocketTimeoutException) {
-      return TalosException.transport("no answer from " + endpoint + " to " + method
-          + " within " + TalosClientConfig.REQUEST_TIMEOUT_MS + "=" + config.requestTimeoutMs()
-          + " (the request may still take effect)", true, e);
-    }
+    if (e instanceof SocketTimeoutException) return noAnswer(endpoint, method, e);
     if (e instanceof ConnectException) {
       Throwable reason = e.getCause() instanceof ConnectException ? e.getCause() : e;
       return TalosException.transport("cannot connect to " + endpoint + ": "
@@ -344,10 +374,21 @@ public final class TalosRpc implements AutoCloseable {
         + "): " + e, true, e);
   }
 
+  private TalosException noAnswer(String endpoint, String method, Exception e) {
+    return TalosException.transport("no answer from " + endpoint + " to " + method
+        + " within " + TalosClientConfig.REQUEST_TIMEOUT_MS + "=" + config.requestTimeoutMs()
+        + " (the request may still take effect)", true, e);
+  }
+
+  private static TalosException closedWhileWaiting(String endpoint, String method, Exception e) {
+    return TalosException.transport("the Talos client was closed while waiting for " + endpoint
+        + " (" + method + ")", false, e);
+  }
+
   /**
    * Drops the connection pool, closing its connections at once: calls in progress (e.g. a
-   * long-poll fetch the server holds) fail promptly; later calls fail with
-   * IllegalStateException. Idempotent.
+   * long-poll fetch the server holds) fail promptly, as does a call that raced this; later calls
+   * fail with IllegalStateException. Idempotent.
    */
   @Override
   public void close() {
