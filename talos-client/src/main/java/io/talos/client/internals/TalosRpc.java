@@ -164,7 +164,6 @@ public final class TalosRpc implements AutoCloseable {
         .setDefaultRequestConfig(RequestConfig.custom()
             .setConnectionRequestTimeout(Timeout.ofMilliseconds(config.connectTimeoutMs()))
             .setResponseTimeout(Timeout.ofMilliseconds(config.requestTimeoutMs()))
-            .setRedirectsEnabled(false)
             .setExpectContinueEnabled(false)
             .build())
         .setRequestExecutor(new UnsentRequestTracker())

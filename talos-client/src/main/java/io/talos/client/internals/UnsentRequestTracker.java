@@ -52,35 +52,37 @@ final class UnsentRequestTracker extends HttpRequestExecutor {
       this.context = context;
     }
 
-    @Override
-    public void sendRequestHeader(ClassicHttpRequest request) throws HttpException, IOException {
+    /** One step of sending the request; {@code X} is what else than I/O it may throw. */
+    @FunctionalInterface
+    private interface SendStep<X extends Exception> {
+      void run() throws X, IOException;
+    }
+
+    /** Runs a step of sending the request; if it fails, the request did not reach the server whole. */
+    private <X extends Exception> void sending(SendStep<X> step) throws X, IOException {
       try {
-        conn.sendRequestHeader(request);
+        step.run();
       } catch (IOException e) {
         context.setAttribute(UNSENT, Boolean.TRUE);
         throw e;
       }
+    }
+
+    @Override
+    public void sendRequestHeader(ClassicHttpRequest request) throws HttpException, IOException {
+      sending(() -> conn.sendRequestHeader(request));
     }
 
     @Override
     public void sendRequestEntity(ClassicHttpRequest request) throws HttpException, IOException {
-      try {
-        conn.sendRequestEntity(request);
-      } catch (IOException e) {
-        context.setAttribute(UNSENT, Boolean.TRUE);
-        throw e;
-      }
+      sending(() -> conn.sendRequestEntity(request));
     }
 
     @Override
     public void flush() throws IOException {
-      // the executor flushes once, after the whole request: until it returns, not all was sent
-      try {
-        conn.flush();
-      } catch (IOException e) {
-        context.setAttribute(UNSENT, Boolean.TRUE);
-        throw e;
-      }
+      // what the session buffer still holds of the request is written here: if that fails, the
+      // request did not reach the server whole either
+      sending(conn::flush);
     }
 
     @Override

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -174,20 +175,7 @@ public final class RecordAccumulator {
    * the caller fails them.
    */
   public List<ProducerBatch> expire(long nowMs, long deliveryTimeoutMs) {
-    List<ProducerBatch> out = new ArrayList<>();
-    for (PartitionQueue queue : queues) {
-      synchronized (queue) {
-        for (Iterator<ProducerBatch> it = queue.batches.iterator(); it.hasNext(); ) {
-          ProducerBatch b = it.next();
-          if (!b.inFlight && nowMs - b.createdMs >= deliveryTimeoutMs) {
-            it.remove();
-            close(b);
-            batches.decrementAndGet();
-            out.add(b);
-          }
-        }
-      }
-    }
+    List<ProducerBatch> out = removeNotInFlight(b -> nowMs - b.createdMs >= deliveryTimeoutMs);
     if (!out.isEmpty()) signal();
     return out;
   }
@@ -275,21 +263,27 @@ public final class RecordAccumulator {
 
   /** Removes every batch not in flight; the caller fails them. */
   public List<ProducerBatch> abortUnsent() {
+    List<ProducerBatch> out = removeNotInFlight(b -> true);
+    signal();
+    return out;
+  }
+
+  /** Removes (and closes) the batches not in flight that {@code which} picks. */
+  private List<ProducerBatch> removeNotInFlight(Predicate<ProducerBatch> which) {
     List<ProducerBatch> out = new ArrayList<>();
     for (PartitionQueue queue : queues) {
       synchronized (queue) {
         for (Iterator<ProducerBatch> it = queue.batches.iterator(); it.hasNext(); ) {
           ProducerBatch b = it.next();
-          if (!b.inFlight) {
+          if (!b.inFlight && which.test(b)) {
             it.remove();
-            b.closed = true;
+            close(b);
             batches.decrementAndGet();
             out.add(b);
           }
         }
       }
     }
-    signal();
     return out;
   }
 

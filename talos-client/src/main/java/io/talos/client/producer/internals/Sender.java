@@ -138,7 +138,7 @@ public final class Sender implements Runnable {
       now = clockMs.getAsLong();
       nextRefreshMs = now + config.metadataRefreshIntervalMs();
     }
-    for (ProducerBatch expired : accumulator.expire(now, config.deliveryTimeoutMs())) {
+    for (ProducerBatch expired : accumulator.expire(now, deliveryTimeoutMs)) {
       fail(expired, deliveryTimeout(expired, now), false);
     }
     for (ProducerBatch batch : accumulator.drain(now, Integer.MAX_VALUE, maxInFlight)) {
@@ -151,7 +151,7 @@ public final class Sender implements Runnable {
     }
     long next = Math.min(accumulator.nextReadyMs(now), nextRefreshMs);
     // Wake up at the latest when a waiting batch reaches its delivery deadline.
-    return Math.max(1, Math.min(next - now, config.deliveryTimeoutMs()));
+    return Math.max(1, Math.min(next - now, deliveryTimeoutMs));
   }
 
   /**
@@ -331,7 +331,7 @@ public final class Sender implements Runnable {
     Exception last = batch.lastError;
     return new DeliveryTimeoutException(batch.recordCount() + " records for partition "
         + batch.partition + " of topic '" + topic.topicName() + "' were not stored within "
-        + ProducerConfig.DELIVERY_TIMEOUT_MS + "=" + config.deliveryTimeoutMs() + " ("
+        + ProducerConfig.DELIVERY_TIMEOUT_MS + "=" + deliveryTimeoutMs + " ("
         + (now - batch.createdMs) + " ms since the batch was opened, " + batch.attempts
         + " attempts" + (last == null ? "" : "; last error: " + last.getMessage()) + ")", last);
   }
