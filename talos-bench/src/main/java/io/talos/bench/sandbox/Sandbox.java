@@ -7,8 +7,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -53,8 +51,8 @@ import org.apache.hadoop.hbase.HBaseTestingUtility;
  * DIR/nodes/&lt;i&gt;/pid, node.log, audit.log, data/
  * </pre>
  *
- * <p>Ports are picked once, when the sandbox is made, and stay the node's across restarts, so a
- * client keeps reaching it. Node 0 starts first and creates the admin credential (in HBase and
+ * <p>Ports are picked once, when the sandbox is made, below the kernel's ephemeral range (see
+ * {@link FixedPorts}), and stay the node's across restarts, so a client keeps reaching it. Node 0 starts first and creates the admin credential (in HBase and
  * the shared file); the others find it there.
  *
  * <p>Not thread-safe: one thread starts, signals and closes it.
@@ -139,10 +137,11 @@ public final class Sandbox implements AutoCloseable {
       out.println("sandbox: ZooKeeper " + zkQuorum + ", HDFS " + hdfsUri);
       writeSecret(dir.resolve(PEER_SECRET_FILE));
       List<SandboxNode> nodes = new ArrayList<>();
+      FixedPorts fixedPorts = new FixedPorts();
       for (int i = 0; i < o.nodes(); i++) {
         Path nodeDir = SandboxNode.nodeDir(dir, i);
         Files.createDirectories(nodeDir);
-        Properties p = nodeConfig(dir, i, o, zkQuorum, hdfsUri);
+        Properties p = nodeConfig(dir, i, o, zkQuorum, hdfsUri, fixedPorts);
         try (OutputStream w = Files.newOutputStream(nodeDir.resolve(SandboxNode.CONFIG_FILE))) {
           p.store(w, "Talos sandbox node " + i + " (bin/talos sandbox start-node " + i + " --dir " + dir + ")");
         }
@@ -193,11 +192,11 @@ public final class Sandbox implements AutoCloseable {
   }
 
   /** A node's configuration: the sandbox's keys, then {@link Options#overrides()}. */
-  private static Properties nodeConfig(Path dir, int i, Options o, String zkQuorum, String hdfsUri)
-      throws IOException {
+  private static Properties nodeConfig(Path dir, int i, Options o, String zkQuorum, String hdfsUri,
+      FixedPorts fixedPorts) throws IOException {
     Map<String, String> c = new LinkedHashMap<>();
     c.put("server.host", "127.0.0.1");
-    int[] ports = o.basePort() == 0 ? new int[] {freePort(), freePort(), freePort()}
+    int[] ports = o.basePort() == 0 ? new int[] {fixedPorts.next(), fixedPorts.next(), fixedPorts.next()}
         : new int[] {o.basePort() + 3 * i, o.basePort() + 3 * i + 1, o.basePort() + 3 * i + 2};
     c.put("server.port", Integer.toString(ports[0]));
     c.put("server.ops.port", Integer.toString(ports[1]));
@@ -219,12 +218,6 @@ public final class Sandbox implements AutoCloseable {
     Properties p = new Properties();
     c.forEach(p::setProperty);
     return p;
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 
   private static void writeSecret(Path file) throws IOException {
