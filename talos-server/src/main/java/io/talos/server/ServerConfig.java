@@ -87,6 +87,10 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_INDEX_INTERVAL_BYTES = "storage.index.interval.bytes";
   public static final String STORAGE_RETENTION_CHECK_INTERVAL_MS = "storage.retention.check.interval.ms";
   public static final String STORAGE_TAIL_CACHE_BYTES = "storage.tail.cache.bytes";
+  /** {@link #STORAGE_TAIL_CACHE_BYTES}: chosen by storage (see {@link #tailCacheBytes}). */
+  public static final long TAIL_CACHE_AUTO = -1;
+  /** {@link #STORAGE_TAIL_CACHE_BYTES} chosen for HDFS. */
+  public static final long TAIL_CACHE_HDFS_BYTES = 64L * 1024 * 1024;
   public static final String STORAGE_LEASE_RECOVERY_TIMEOUT_MS = "storage.lease.recovery.timeout.ms";
   public static final String STORAGE_READER_REFRESH_INTERVAL_MS = "storage.reader.refresh.interval.ms";
   public static final String STORAGE_PRODUCERS_PER_PARTITION_MAX = "storage.idempotence.producers.per.partition.max";
@@ -287,8 +291,10 @@ public final class ServerConfig extends TalosConfig {
           "The sparse offset index gets an entry every this many bytes of segment.")
       .define(STORAGE_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 60_000L, Validator.atLeast(100),
           "How often segments past their topic's retention are deleted, in ms.")
-      .define(STORAGE_TAIL_CACHE_BYTES, Type.LONG, 64L * 1024 * 1024, Validator.between(0, 1L << 40),
-          "Bytes of recently appended data kept in memory (shared by all partitions, oldest appends evicted first) so that consumers near the tail do not read the file system; 0 disables it.")
+      .define(STORAGE_TAIL_CACHE_BYTES, Type.LONG, TAIL_CACHE_AUTO, Validator.between(TAIL_CACHE_AUTO, 1L << 40),
+          "Bytes of recently appended data kept in memory (shared by all partitions, oldest appends evicted first) so that consumers near the tail do not read the file system; 0 disables it. "
+              + "-1 (the default) chooses by storage: 67108864 (64 MiB) on HDFS, where each read of a segment being written costs NameNode and DataNode round trips; "
+              + "0 on the local file system, whose page cache already serves recent data, without the garbage-collection work of a cache in the heap (appended batches that live a fraction of a second are copied by young collections and promoted).")
       .define(STORAGE_LEASE_RECOVERY_TIMEOUT_MS, Type.LONG, 60_000L, Validator.atLeast(0),
           "HDFS: how long opening a partition waits for the lease of a segment left open by a crashed or previous owner to be recovered, in ms.")
       .define(STORAGE_PRODUCERS_PER_PARTITION_MAX, Type.INT, 1000, Validator.between(1, 1_000_000),
@@ -508,6 +514,16 @@ public final class ServerConfig extends TalosConfig {
    *
    * @throws io.talos.common.config.ConfigException when the file is missing or unreadable (the message names it)
    */
+  /**
+   * The tail cache's size for storage at {@code storage}: {@code configured}, or for {@link
+   * #TAIL_CACHE_AUTO} none on the local file system (scheme {@code file}) and {@link
+   * #TAIL_CACHE_HDFS_BYTES} elsewhere.
+   */
+  public static long tailCacheBytes(long configured, java.net.URI storage) {
+    if (configured != TAIL_CACHE_AUTO) return configured;
+    return "file".equals(storage.getScheme()) ? 0 : TAIL_CACHE_HDFS_BYTES;
+  }
+
   public static ServerConfig load(Path file, Properties overrides) throws IOException {
     Properties props = new Properties();
     if (file != null) {

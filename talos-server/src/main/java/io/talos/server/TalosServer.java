@@ -575,8 +575,8 @@ public final class TalosServer implements AutoCloseable {
         config.getInt(ServerConfig.STORAGE_OPEN_FILES_MAX), config.getLong(ServerConfig.STORAGE_OPEN_IDLE_CLOSE_MS),
         config.getInt(ServerConfig.STORAGE_OPEN_THREADS), config.getInt(ServerConfig.STORAGE_OPEN_PENDING_MAX),
         config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS), config.getInt(ServerConfig.STORAGE_FLUSH_THREADS));
-    return new PartitionLogs(fs, new Path(root), logConfig, clock, config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES),
-        limits, new MetadataNextOffsets(store));
+    long tailCacheBytes = ServerConfig.tailCacheBytes(config.getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES), fs.getUri());
+    return new PartitionLogs(fs, new Path(root), logConfig, clock, tailCacheBytes, limits, new MetadataNextOffsets(store));
   }
 
   /** Partition logs record their next offsets in the metadata store; its failures become I/O errors. */

@@ -14,6 +14,16 @@ import org.junit.jupiter.api.Test;
 class ServerConfigTest {
   /** conf/talos.properties is rendered from ServerConfig.DEF; regenerate it with -Dtalos.writeConf=true. */
   @Test
+  void theTailCacheIsChosenByStorageUnlessSet() {
+    long auto = new ServerConfig(new Properties()).getLong(ServerConfig.STORAGE_TAIL_CACHE_BYTES);
+    assertEquals(ServerConfig.TAIL_CACHE_AUTO, auto);
+    assertEquals(0, ServerConfig.tailCacheBytes(auto, java.net.URI.create("file:///var/talos")));
+    assertEquals(64L << 20, ServerConfig.tailCacheBytes(auto, java.net.URI.create("hdfs://nn:8020/talos")));
+    assertEquals(1234, ServerConfig.tailCacheBytes(1234, java.net.URI.create("file:///var/talos")));
+    assertEquals(0, ServerConfig.tailCacheBytes(0, java.net.URI.create("hdfs://nn:8020/talos")));
+  }
+
+  @Test
   void confFileListsEveryKeyAtItsDefault() throws Exception {
     Path conf = Path.of(System.getProperty("user.dir")).getParent().resolve("conf/talos.properties");
     String expected = ServerConfig.DEF.toPropertiesFile(ServerConfig.CONF_FILE_HEADER);
