@@ -42,11 +42,21 @@ public final class TalosClientConfig {
   public static final String MAX_MESSAGE_BYTES = "maxMessageBytes";
   public static final String MAX_BLOCK_BYTES = "maxBlockBytes";
   public static final String MAX_FETCH_BYTES = "maxFetchBytes";
+  public static final String MAX_RESPONSE_BYTES = "maxResponseBytes";
   public static final String COMPRESSION_TYPE = "compressionType";
   public static final String BODY_DIGEST = "bodyDigest";
 
   /** The largest message the Talos protocol allows: 10 MiB. */
   public static final int PROTOCOL_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+  /**
+   * Default {@link #MAX_RESPONSE_BYTES}: the largest answer a server with default settings sends
+   * is a getMessage of at most message.get.max.bytes (8 MiB) of whole blocks, or one block alone,
+   * which is at most a put request (server.request.max.bytes, 32 MiB); twice that leaves room for
+   * a server configured larger.
+   */
+  public static final int DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+  /** The largest byte array a JVM makes. */
+  public static final int MAX_ARRAY_BYTES = Integer.MAX_VALUE - 8;
   public static final String DEFAULT_ENDPOINT = "http://127.0.0.1:8080";
 
   /** Every setting, its default, range and meaning. */
@@ -71,6 +81,13 @@ public final class TalosClientConfig {
               + " server: more wait for a free connection up to connectTimeoutMs. The default"
               + " covers a producer's max.in.flight.requests (at most 256) and a long-polling"
               + " consumer's one fetch per held partition.")
+      .define(MAX_RESPONSE_BYTES, Type.INT, DEFAULT_MAX_RESPONSE_BYTES,
+          Validator.between(1024 * 1024, MAX_ARRAY_BYTES),
+          "Largest answer body accepted from a server; a longer one (declared in Content-Length or"
+              + " as it arrives) fails the call, not retriable, before more memory is taken. An"
+              + " answer's buffer grows with what arrives, whatever length it declares. The default"
+              + " covers a getMessage answer of a server with default limits (one block of up to 32"
+              + " MiB); must be at least maxFetchBytes.")
       .define(BODY_DIGEST, Type.STRING, BodyDigest.SHA256.configName(),
           Validator.oneOf(BodyDigest.SHA256.configName(), BodyDigest.MD5.configName()),
           "Digest of the request body that the signature covers: SHA-256 (header"
@@ -187,6 +204,10 @@ public final class TalosClientConfig {
     return (Integer) values.get(MAX_FETCH_BYTES);
   }
 
+  public int maxResponseBytes() {
+    return (Integer) values.get(MAX_RESPONSE_BYTES);
+  }
+
   public BodyDigest bodyDigest() {
     return BodyDigest.fromConfigName((String) values.get(BODY_DIGEST));
   }
@@ -278,6 +299,10 @@ public final class TalosClientConfig {
       return set(MAX_FETCH_BYTES, bytes);
     }
 
+    public Builder maxResponseBytes(int bytes) {
+      return set(MAX_RESPONSE_BYTES, bytes);
+    }
+
     public Builder bodyDigest(BodyDigest digest) {
       return set(BODY_DIGEST, Objects.requireNonNull(digest, "digest").configName());
     }
@@ -306,6 +331,11 @@ public final class TalosClientConfig {
           continue;
         }
         resolved.put(key.name(), value);
+      }
+      if (resolved.get(MAX_RESPONSE_BYTES) instanceof Integer response
+          && resolved.get(MAX_FETCH_BYTES) instanceof Integer fetch && response < fetch) {
+        errors.add(MAX_RESPONSE_BYTES + "=" + response + ": must be at least " + MAX_FETCH_BYTES + "=" + fetch
+            + " (a fetch's answer holds up to that many payload bytes)");
       }
       if (!errors.isEmpty()) {
         throw new ConfigException("invalid Talos client configuration: " + String.join("; ", errors));

@@ -40,6 +40,19 @@ class TalosClientConfigTest {
   }
 
   @Test
+  void shouldBoundTheResponseSizeAndKeepItAboveTheFetchSize() {
+    assertEquals(64 * 1024 * 1024, TalosClientConfig.builder().credentials("a", "b").build().maxResponseBytes());
+    ConfigException low = assertThrows(ConfigException.class, () -> TalosClientConfig.builder()
+        .credentials("a", "b").maxResponseBytes(1024).build());
+    assertTrue(low.getMessage().contains("maxResponseBytes=1024: must be between 1048576 and 2147483639"),
+        low.getMessage());
+    ConfigException belowFetch = assertThrows(ConfigException.class, () -> TalosClientConfig.builder()
+        .credentials("a", "b").maxFetchBytes(4 * 1024 * 1024).maxResponseBytes(2 * 1024 * 1024).build());
+    assertTrue(belowFetch.getMessage().contains(
+        "maxResponseBytes=2097152: must be at least maxFetchBytes=4194304"), belowFetch.getMessage());
+  }
+
+  @Test
   void shouldTrimTrailingSlashesOfTheEndpoint() {
     assertEquals("https://talos.example.com:443/prefix", TalosClientConfig.builder()
         .endpoint("https://talos.example.com:443/prefix/").credentials("a", "b").build().endpoint());

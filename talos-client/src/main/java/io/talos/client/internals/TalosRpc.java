@@ -17,6 +17,7 @@ import java.net.URI;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
@@ -78,6 +79,9 @@ import org.apache.thrift.transport.TMemoryInputTransport;
  * whole exchange. A connection idle for more than {@link #VALIDATE_AFTER_IDLE_MS} is checked
  * before it is used again, so that one the server closed meanwhile (it closes idle connections,
  * after 30 s by default) is replaced instead of failing the call. Redirects are not followed.
+ * An answer's body is read into memory as it arrives (never sized from its Content-Length
+ * alone); one longer than {@code maxResponseBytes}, declared or actual, fails the call (not
+ * retriable) and its connection is dropped.
  * Interrupting a waiting caller ends its call (see {@link InterruptibleSocketFactory});
  * {@link #close()} ends the calls in progress at once.
  *
@@ -91,6 +95,12 @@ public final class TalosRpc implements AutoCloseable {
   private static final long MIN_SERVER_EPOCH_SECONDS = 1_262_304_000L;
   private static final long MAX_SERVER_EPOCH_SECONDS = 4_102_444_800L;
   private static final int MAX_ERROR_BODY_CHARS = 2000;
+  /**
+   * An answer's buffer starts at most this large and grows (doubling) as bytes arrive: a declared
+   * Content-Length is a claim, and a broken or hostile server or proxy must not make the client
+   * take memory for bytes it never sends.
+   */
+  static final int FIRST_BODY_CHUNK_BYTES = 64 * 1024;
   /**
    * A pooled connection idle this long is checked (a 1 ms read for an end of stream) before it
    * carries a call; below it the check would cost more than the rare stale connection.
@@ -289,8 +299,16 @@ public final class TalosRpc implements AutoCloseable {
       try {
         answer = http.execute(request, context, response -> {
           deadline.cancel(false); // the headers are here; reads have their own timeout now
-          return answer(response);
+          try {
+            return answer(response, config.maxResponseBytes());
+          } catch (ResponseTooLargeException e) {
+            // drop the connection: closing the body would otherwise read the rest of it
+            request.cancel();
+            throw e;
+          }
         });
+      } catch (ResponseTooLargeException e) {
+        throw TalosException.transport(e.getMessage() + " from " + endpoint + " (" + method + ")", false, e);
       } catch (IOException e) {
         if (timedOut.get()) throw noAnswer(endpoint, method, e);
         // Writing the request failed (a kept-alive connection the server had reset): the server
@@ -320,28 +338,64 @@ public final class TalosRpc implements AutoCloseable {
   /** What {@link #exchange} needs of a response, read while its connection is held. */
   private record Answer(int status, boolean thrift, byte[] body, String serverTime) {}
 
-  private static Answer answer(ClassicHttpResponse response) throws IOException {
+  private static Answer answer(ClassicHttpResponse response, int maxBytes) throws IOException {
     Header contentType = response.getFirstHeader("Content-Type");
     Header serverTime = response.getFirstHeader(GalaxySigner.TIMESTAMP);
     return new Answer(response.getCode(),
         contentType != null && contentType.getValue().startsWith("application/x-thrift"),
-        readBody(response.getEntity()), serverTime == null ? null : serverTime.getValue());
+        readBody(response.getEntity(), maxBytes), serverTime == null ? null : serverTime.getValue());
   }
 
-  /** The whole body in one array (sized from Content-Length when the server sent one). */
-  private static byte[] readBody(HttpEntity entity) throws IOException {
-    if (entity == null) return new byte[0];
-    long length = entity.getContentLength();
-    try (InputStream in = entity.getContent()) {
-      if (in == null) return new byte[0];
-      if (length < 0 || length > Integer.MAX_VALUE - 8) return in.readAllBytes();
-      byte[] body = new byte[(int) length];
-      int read = in.readNBytes(body, 0, body.length);
-      if (read < body.length) {
-        throw new EOFException("the reply ended after " + read + " of its " + length + " bytes");
-      }
-      return body;
+  /** An answer longer than {@code maxResponseBytes}, declared or as it arrived. */
+  private static final class ResponseTooLargeException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    ResponseTooLargeException(String message) {
+      super(message);
     }
+  }
+
+  /**
+   * The whole body in one array of its exact length. The array starts at
+   * {@link #FIRST_BODY_CHUNK_BYTES} (or the declared length if smaller) and doubles as bytes
+   * arrive, up to the declared length: memory taken is at most about twice what arrived, plus
+   * one chunk, whatever Content-Length claims.
+   *
+   * @throws ResponseTooLargeException when the declared or actual length exceeds {@code maxBytes}
+   * @throws EOFException when the body ends before its declared length
+   */
+  static byte[] readBody(HttpEntity entity, int maxBytes) throws IOException {
+    if (entity == null) return new byte[0];
+    long declared = entity.getContentLength(); // -1 when not declared (chunked, or until close)
+    if (declared > maxBytes) {
+      throw new ResponseTooLargeException("the reply declares " + declared + " bytes, more than "
+          + TalosClientConfig.MAX_RESPONSE_BYTES + "=" + maxBytes);
+    }
+    long limit = declared >= 0 ? declared : maxBytes;
+    // Not closed on a failure: closing reads the rest of the body (to reuse the connection);
+    // the caller drops the connection first, and HttpClient closes the response then.
+    InputStream in = entity.getContent();
+    if (in == null) return new byte[0];
+    byte[] body = new byte[(int) Math.min(limit, FIRST_BODY_CHUNK_BYTES)];
+    int n = 0;
+    while (true) {
+      if (n == body.length) {
+        if (n == limit) {
+          if (declared >= 0 || in.read() < 0) break;
+          throw new ResponseTooLargeException("the reply is longer than "
+              + TalosClientConfig.MAX_RESPONSE_BYTES + "=" + maxBytes + " bytes");
+        }
+        body = Arrays.copyOf(body, (int) Math.min(limit, Math.max(1, 2L * n)));
+      }
+      int read = in.read(body, n, body.length - n);
+      if (read < 0) break;
+      n += read;
+    }
+    if (declared >= 0 && n < declared) {
+      throw new EOFException("the reply ended after " + n + " of its " + declared + " bytes");
+    }
+    in.close(); // all read: releases the connection for reuse
+    return n == body.length ? body : Arrays.copyOf(body, n);
   }
 
   private TalosException failure(IOException e, String endpoint, String method) {

@@ -55,8 +55,13 @@ import org.slf4j.LoggerFactory;
  *       timeouts, HTTP 408/429/5xx) are retried with exponential backoff until
  *       {@code delivery.timeout.ms} after the batch was opened; then the records fail with
  *       {@link DeliveryTimeoutException}. Other failures fail the records at once with the
- *       {@link TalosException} whose {@link TalosException#errorCode()} is the server's code. A
- *       retry after a timeout may store a batch twice: idempotent produce is not available yet.
+ *       {@link TalosException} whose {@link TalosException#errorCode()} is the server's code.
+ *   <li><b>Idempotence</b> ({@code enable.idempotence}, on by default): batches carry a producer
+ *       id and a per-partition sequence, so a retry after a lost answer is stored once. A
+ *       partition's next sequence under an id is used only after the server confirmed the
+ *       previous one stored; after a batch that left unconfirmed (failed, expired, aborted) the
+ *       partition's next batch takes a new producer id, since the server refuses a gap (see
+ *       {@code Sender}).
  *   <li><b>Memory:</b> records waiting or in flight take at most {@code buffer.memory.bytes}
  *       (their serialized size); when full, {@code send} blocks up to {@code max.block.ms} and
  *       then throws {@link BufferExhaustedException}.

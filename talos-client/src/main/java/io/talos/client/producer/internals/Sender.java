@@ -46,11 +46,20 @@ import org.slf4j.LoggerFactory;
  * batch the sender asks the server for a producer id ({@code initProducerId}); each batch gets,
  * when first sent, the next sequence of its partition (0, 1, 2, ...) and keeps producer id and
  * sequence on every retry. The server stores a batch once and answers a repeat with the first
- * offsets. Since a partition has one batch in flight, the sequences reach the server in order. A
- * batch that fails for good after it got a sequence may or may not be stored, which leaves a
- * gap the server would refuse (OUT_OF_ORDER_SEQUENCE): the sender then drops its producer id,
- * and the next batches start over under a new one. A server without {@code initProducerId}
- * (older version: unknown method, or NOT_SUPPORTED) gets plain puts, with a warning.
+ * offsets. Since a partition has one batch in flight, the sequences reach the server in order.
+ * The rule that keeps them without gaps: <i>a partition's next sequence under a producer id is
+ * used only if the server answered the batch that took the previous one as stored.</i> A batch
+ * that got a sequence and then left without that answer (failed for good, expired while waiting
+ * for a retry, aborted on close) may or may not be stored, so its successor would be a gap the
+ * server refuses (OUT_OF_ORDER_SEQUENCE, not retriable): the successor takes a new producer id
+ * instead and starts that partition over at sequence 0 (batches in flight keep their id). The
+ * check is made when the successor is given its sequence, under the same lock as the success
+ * that confirms the previous one, and a batch is confirmed before it leaves its queue; so it
+ * holds whichever thread (sender or I/O) drains the successor, and however the removal of an
+ * expired batch interleaves with that drain. A batch never sent has no sequence and leaves none
+ * behind: only a partition's head is sent, so no later batch of the partition has one either.
+ * A server without {@code initProducerId} (older version: unknown method, or NOT_SUPPORTED)
+ * gets plain puts, with a warning.
  *
  * <p>Thread-safe: {@link #runOnce} runs on one thread at a time; {@link #send} on the I/O
  * threads, one per batch.
@@ -79,11 +88,16 @@ public final class Sender implements Runnable {
   private boolean idempotenceUnsupported;
   private final Object identityLock = new Object();
 
-  /** A producer id and the next sequence of each partition under it. Guarded by identityLock. */
+  /**
+   * A producer id, the next sequence of each partition under it, and how many of those the server
+   * confirmed stored. Guarded by identityLock.
+   */
   private static final class ProducerIdentity {
     final long producerId;
     /** Indexed by partition; grown when a higher partition appears. */
     int[] nextSequence = new int[0];
+    /** Indexed by partition: sequences below it were answered as stored; grown with nextSequence. */
+    int[] storedBelow = new int[0];
 
     ProducerIdentity(long producerId) {
       this.producerId = producerId;
@@ -253,27 +267,33 @@ public final class Sender implements Runnable {
         identity = new ProducerIdentity(r.getProducerId());
         LOG.debug("producer of topic '{}' got producer id {}", topic.topicName(), r.getProducerId());
       }
-      int[] next = identity.nextSequence;
-      if (batch.partition >= next.length) {
-        next = identity.nextSequence = Arrays.copyOf(next, Math.max(batch.partition + 1,
-            topic.partitionCount()));
+      int p = batch.partition;
+      if (p >= identity.nextSequence.length) {
+        int size = Math.max(p + 1, topic.partitionCount());
+        identity.nextSequence = Arrays.copyOf(identity.nextSequence, size);
+        identity.storedBelow = Arrays.copyOf(identity.storedBelow, size);
       }
-      int seq = next[batch.partition]++;
+      if (identity.storedBelow[p] != identity.nextSequence[p]) {
+        // the partition's previous batch under this id left without being stored (expired or
+        // failed): the server may lack its sequence and would refuse the next one as a gap
+        LOG.debug("producer id {}: sequence {} of partition {} was not stored; taking a new id",
+            identity.producerId, identity.nextSequence[p] - 1, p);
+        identity = null;
+        assignSequence(batch);
+        return;
+      }
+      int seq = identity.nextSequence[p]++;
       batch.producerId = identity.producerId;
       batch.producerSequence = seq;
     }
   }
 
-  /**
-   * A batch with a sequence failed for good: it may or may not be stored, so the next sequence of
-   * its partition could be a gap. Start over with a new producer id (batches in flight keep theirs).
-   */
-  private void dropIdentityAfter(ProducerBatch batch) {
+  /** Idempotent produce: the server stored a batch's sequence, so the partition may go on under its id. */
+  private void confirmStored(ProducerBatch batch) {
     if (batch.producerId <= 0) return;
     synchronized (identityLock) {
       if (identity != null && identity.producerId == batch.producerId) {
-        LOG.debug("dropping producer id {} after a failed batch of partition {}", batch.producerId, batch.partition);
-        identity = null;
+        identity.storedBelow[batch.partition] = batch.producerSequence + 1;
       }
     }
   }
@@ -282,6 +302,7 @@ public final class Sender implements Runnable {
   // batch cannot be sent before, so callbacks of one partition run in send order.
   // The memory is released first, so that a thread woken by a future can send again at once.
   private void succeed(ProducerBatch batch, long firstOffset) {
+    confirmStored(batch); // before the partition's next batch can be drained
     memory.release(batch.serializedBytes);
     metrics.recordsSent.mark(batch.recordCount());
     metrics.bytesSent.mark(batch.serializedBytes);
@@ -305,7 +326,6 @@ public final class Sender implements Runnable {
    *     already removed, by expiry or abort)
    */
   public void fail(ProducerBatch batch, Exception error, boolean inFlight) {
-    dropIdentityAfter(batch);
     memory.release(batch.serializedBytes);
     metrics.recordsFailed.mark(batch.recordCount());
     LOG.debug("{} records for partition {} of '{}' failed: {}", batch.recordCount(),

@@ -10,6 +10,7 @@ import io.talos.client.TalosException;
 import io.talos.client.admin.TalosAdmin;
 import io.talos.client.admin.TopicAttributeChange;
 import io.talos.client.internals.TalosRpc;
+import io.talos.client.producer.Callback;
 import io.talos.client.producer.DeliveryTimeoutException;
 import io.talos.client.producer.KeyHashPartitioner;
 import io.talos.client.producer.ProducerConfig;
@@ -172,6 +173,71 @@ class SenderTest {
     f2.get();
     assertEquals(List.of("1/0", "1/1", "2/0"), producerSequences(),
         "a gap after 1/1 would be refused: new id, sequence 0");
+  }
+
+  private CompletableFuture<RecordMetadata> append(int partition, Callback callback) throws Exception {
+    memory.reserve(21, 0);
+    CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
+    accumulator.append(partition, new ProducerBatch.Entry(new byte[] {7}, null, clock.get(), 21, f, callback),
+        clock.get());
+    return f;
+  }
+
+  /**
+   * A sent batch that expires while waiting for its retry leaves the server one sequence short.
+   * The sender thread removes it from its queue, then fails it; an I/O thread that got an answer
+   * meanwhile drains the partition's next batch (Sender.send's loop) at any point in between, e.g.
+   * while the callbacks of another expired batch run. That batch must not go out with the next
+   * sequence under the same producer id: the server would refuse the gap (OUT_OF_ORDER_SEQUENCE)
+   * and fail records it could have stored. The callback below runs exactly that I/O thread's step
+   * on its own thread inside the window.
+   */
+  @Test
+  void aBatchDrainedWhileAnExpiredSentBatchIsBeingFailedTakesANewProducerId() throws Exception {
+    new TalosAdmin(rpc).changeTopicAttribute("t", TopicAttributeChange.ofPartitionCount(2));
+    ProducerConfig config = ProducerConfig.builder().lingerMs(5000).batchMaxRecords(2).deliveryTimeoutMs(1000)
+        .retryBackoffMs(999).retryBackoffMaxMs(999).metadataRefreshIntervalMs(86_400_000).build();
+    sender(config);
+    advanceTo(0);
+    CompletableFuture<RecordMetadata> b0 = append(1, null);
+    append(1, null); // batch 0 of partition 1 is full: ready
+    sender.runOnce();
+    assertEquals(0, b0.get().offset(), "1/0 stored");
+
+    List<Throwable> ioThreadErrors = new ArrayList<>();
+    Callback inTheWindow = (m, e) -> {
+      Thread io = new Thread(() -> { // an I/O thread that just got an answer drains the next batch
+        for (ProducerBatch b : accumulator.drain(clock.get(), 1, config.maxInFlightRequests())) sender.send(b);
+      });
+      io.setUncaughtExceptionHandler((t, x) -> ioThreadErrors.add(x));
+      io.start();
+      try {
+        io.join();
+      } catch (InterruptedException x) {
+        throw new IllegalStateException(x);
+      }
+    };
+    CompletableFuture<RecordMetadata> lingering = append(0, inTheWindow); // never sent, expires first
+    CompletableFuture<RecordMetadata> b1 = append(1, null);
+    append(1, null);
+    server.enqueue(FakeTalosServer.Canned.text(503, "busy"));
+    sender.runOnce(); // 1/1 fails retriably: retry at 999, before its deadline at 1000
+    assertEquals(List.of("1/0", "1/1"), producerSequences());
+    advanceTo(10);
+    CompletableFuture<RecordMetadata> b2 = append(1, null);
+    append(1, null); // batch 2 of partition 1, full, behind batch 1
+
+    advanceTo(1000); // the sender wakes 1 ms late: batch 1 expires before its retry
+    sender.runOnce();
+    assertTrue(ioThreadErrors.isEmpty(), ioThreadErrors.toString());
+    assertInstanceOf(DeliveryTimeoutException.class,
+        org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, lingering::get).getCause());
+    assertInstanceOf(DeliveryTimeoutException.class,
+        org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, b1::get).getCause());
+    assertEquals(List.of("1/0", "1/1", "2/0"), producerSequences(),
+        "1/1 may never have been stored: batch 2 must not go out as 1/2 (a gap the server refuses)");
+    assertEquals(2, b2.get().offset(), "after the 2 records of batch 0; batch 1 was never stored");
+    assertEquals(0, memory.usedBytes());
   }
 
   @Test
