@@ -102,6 +102,12 @@ public final class TalosRpc implements AutoCloseable {
    */
   static final int FIRST_BODY_CHUNK_BYTES = 64 * 1024;
   /**
+   * A declared Content-Length is believed up to this much (the whole buffer taken at once): a
+   * usual get's answer (a few MiB) is then read into one array, without copies as it grows, and
+   * a false claim costs at most this.
+   */
+  static final int FIRST_DECLARED_BODY_BYTES = 4 * 1024 * 1024;
+  /**
    * A pooled connection idle this long is checked (a 1 ms read for an end of stream) before it
    * carries a call; below it the check would cost more than the rare stale connection.
    */
@@ -356,10 +362,10 @@ public final class TalosRpc implements AutoCloseable {
   }
 
   /**
-   * The whole body in one array of its exact length. The array starts at
-   * {@link #FIRST_BODY_CHUNK_BYTES} (or the declared length if smaller) and doubles as bytes
-   * arrive, up to the declared length: memory taken is at most about twice what arrived, plus
-   * one chunk, whatever Content-Length claims.
+   * The whole body in one array of its exact length. The array starts at the declared length
+   * up to {@link #FIRST_DECLARED_BODY_BYTES}, or at {@link #FIRST_BODY_CHUNK_BYTES} without one,
+   * and doubles as bytes arrive, up to the declared length: memory taken is at most about twice
+   * what arrived, plus the first array, whatever Content-Length claims.
    *
    * @throws ResponseTooLargeException when the declared or actual length exceeds {@code maxBytes}
    * @throws EOFException when the body ends before its declared length
@@ -376,7 +382,8 @@ public final class TalosRpc implements AutoCloseable {
     // the caller drops the connection first, and HttpClient closes the response then.
     InputStream in = entity.getContent();
     if (in == null) return new byte[0];
-    byte[] body = new byte[(int) Math.min(limit, FIRST_BODY_CHUNK_BYTES)];
+    byte[] body = new byte[(int) Math.min(limit,
+        declared >= 0 ? FIRST_DECLARED_BODY_BYTES : FIRST_BODY_CHUNK_BYTES)];
     int n = 0;
     while (true) {
       if (n == body.length) {
