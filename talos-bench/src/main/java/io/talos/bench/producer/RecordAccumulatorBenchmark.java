@@ -1,5 +1,6 @@
 package io.talos.bench.producer;
 
+import io.talos.client.codec.CompressionType;
 import io.talos.client.codec.MessageBlockEncoder;
 import io.talos.client.producer.BufferExhaustedException;
 import io.talos.client.producer.RoundRobinPartitioner;
@@ -26,8 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The producer's record path without the network: one thread does what {@code send} does per
- * record after validation ({@link BufferMemory#reserve}, a payload copy, {@link
- * RecordAccumulator#append}) while another does what the I/O threads do per batch (drain up to
+ * record after validation ({@link BufferMemory#reserve}, {@link RecordAccumulator#append}, which
+ * serializes the record into its batch's buffer) while another does what the I/O threads do per batch (drain up to
  * {@code max.in.flight.requests} ready batches, complete their records, release their memory,
  * {@link RecordAccumulator#completed}), and a third sleeps in {@link RecordAccumulator#awaitWork}
  * between looks at the queues as the sender thread does (so that the wake-ups the other two give
@@ -60,8 +61,8 @@ public class RecordAccumulatorBenchmark {
   @Setup(Level.Iteration)
   public void setUp() {
     memory = new BufferMemory(32L * 1024 * 1024);
-    accumulator = new RecordAccumulator(1000, 1024 * 1024, 0, new RoundRobinPartitioner(),
-        () -> partitions);
+    accumulator = new RecordAccumulator(1000, 1024 * 1024, 0, CompressionType.NONE, memory,
+        new RoundRobinPartitioner(), () -> partitions);
     payload = new byte[bytes];
     serialized = MessageBlockEncoder.serializedSize(bytes, null);
   }
@@ -78,9 +79,8 @@ public class RecordAccumulatorBenchmark {
     }
     int partition = next;
     next = partition + 1 == partitions ? 0 : partition + 1;
-    ProducerBatch.Entry entry = new ProducerBatch.Entry(payload.clone(), null, 0, serialized,
-        new CompletableFuture<>(), null);
-    return accumulator.append(partition, entry, 0);
+    return accumulator.append(partition, payload, null, 0, serialized, new CompletableFuture<>(),
+        null, 0);
   }
 
   @Benchmark
@@ -90,7 +90,7 @@ public class RecordAccumulatorBenchmark {
     List<ProducerBatch> ready = accumulator.drain(0, MAX_IN_FLIGHT, MAX_IN_FLIGHT);
     int records = 0;
     for (ProducerBatch b : ready) {
-      memory.release(b.serializedBytes());
+      memory.release(b.heldBytes());
       for (ProducerBatch.Entry e : b.entries()) e.future().complete(null);
       records += b.recordCount();
       accumulator.completed(b);

@@ -117,7 +117,7 @@ public final class TalosProducer implements AutoCloseable {
         + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     this.memory = new BufferMemory(config.bufferMemoryBytes());
     this.accumulator = new RecordAccumulator(config.batchMaxRecords(), config.batchMaxBytes(),
-        config.lingerMs(), partitioner, topic::partitionCount);
+        config.lingerMs(), config.compressionType(), memory, partitioner, topic::partitionCount);
     this.metrics = new ProducerMetrics(memory, accumulator, topic::partitionCount);
     String threadPrefix = "talos-producer-" + topic.topicName();
     AtomicInteger ioThreads = new AtomicInteger();
@@ -203,12 +203,11 @@ public final class TalosProducer implements AutoCloseable {
     long created = record.createTimestampMs() == ProducerRecord.NOW
         ? nowMs + rpc.clockOffsetMs() : record.createTimestampMs();
     CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
-    // the copy is the documented promise that the caller may reuse the array once send returns
-    ProducerBatch.Entry entry = new ProducerBatch.Entry(record.value().clone(), seq, created, size,
-        future, callback);
+    // the value is serialized into its batch's buffer before append returns, which keeps the
+    // documented promise that the caller may reuse the array once send returns
     try {
-      accumulator.append(partition, entry, nowMs);
-    } catch (IllegalStateException e) {
+      accumulator.append(partition, record.value(), seq, created, size, future, callback, nowMs);
+    } catch (IllegalStateException | IllegalArgumentException e) {
       memory.release(size);
       throw e;
     }
