@@ -79,7 +79,7 @@ public class RecordAccumulatorBenchmark {
     }
     int partition = next;
     next = partition + 1 == partitions ? 0 : partition + 1;
-    return accumulator.append(partition, payload, null, 0, serialized, new CompletableFuture<>(),
+    return accumulator.append(partition, payload, null, 0, serialized, serialized, new CompletableFuture<>(),
         null, 0);
   }
 

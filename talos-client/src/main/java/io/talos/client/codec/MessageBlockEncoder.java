@@ -34,6 +34,7 @@ public final class MessageBlockEncoder {
   /** Sequence numbers have 1 to this many characters. */
   public static final int MAX_SEQUENCE_NUMBER_CHARS = 256;
 
+  private static final byte[] NO_BYTES = new byte[0];
   private static final byte VERSION_MARKER = 'V';
   private static final int VERSION = 2;
 
@@ -88,7 +89,7 @@ public final class MessageBlockEncoder {
    */
   public MessageBlockEncoder add(byte[] payload, long createTimestampMs, String sequenceNumber) {
     checkMessage(payload, sequenceNumber);
-    byte[] seq = sequenceNumber == null ? new byte[0] : sequenceNumber.getBytes(StandardCharsets.UTF_8);
+    byte[] seq = sequenceNumber == null ? NO_BYTES : sequenceNumber.getBytes(StandardCharsets.UTF_8);
     ensureCapacity(MESSAGE_OVERHEAD_BYTES + seq.length + payload.length);
     buffer[length++] = VERSION_MARKER;
     putShort(VERSION);
@@ -180,11 +181,6 @@ public final class MessageBlockEncoder {
       throw new UncheckedIOException("in-memory " + compression + " compression failed", e);
     }
     return ByteBuffer.wrap(out.toByteArray());
-  }
-
-  /** The size of the buffer the messages are serialized into (at least {@link #serializedBytes}). */
-  public int capacity() {
-    return buffer.length;
   }
 
   /**

@@ -189,29 +189,44 @@ public final class TalosProducer implements AutoCloseable {
       }
     }
     int size = MessageBlockEncoder.serializedSize(length, seq);
-    try {
-      memory.reserve(size, maxBlockMs);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw TalosException.transport("interrupted while waiting for buffer space; the record was"
-          + " not sent", false, e);
-    }
+    CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+    // Bytes are reserved for the record first if they are free now (the usual case: one append).
+    // When they are not, the record may still fit in room its batch's buffer reserved earlier;
+    // only if it does not does send wait for bytes.
+    boolean reserved = memory.tryReserve(size);
     // One clock read per record (the clock is slow on some machines, and send() is otherwise
     // cheap): the batch's opening time and the record's create time, corrected by the server's
     // clock offset as TalosRpc.nowMs() is, come from the same read.
     long nowMs = clockMs.getAsLong();
-    long created = record.createTimestampMs() == ProducerRecord.NOW
-        ? nowMs + rpc.clockOffsetMs() : record.createTimestampMs();
-    CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
     // the value is serialized into its batch's buffer before append returns, which keeps the
     // documented promise that the caller may reuse the array once send returns
+    if (!reserved) {
+      if (accumulator.append(partition, record.value(), seq, createdMs(record, nowMs), size, 0,
+          future, callback, nowMs) != null) {
+        return future;
+      }
+      try {
+        memory.reserve(size, maxBlockMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw TalosException.transport("interrupted while waiting for buffer space; the record was"
+            + " not sent", false, e);
+      }
+      nowMs = clockMs.getAsLong(); // after the wait
+    }
     try {
-      accumulator.append(partition, record.value(), seq, created, size, future, callback, nowMs);
+      accumulator.append(partition, record.value(), seq, createdMs(record, nowMs), size, size,
+          future, callback, nowMs);
     } catch (IllegalStateException | IllegalArgumentException e) {
       memory.release(size);
       throw e;
     }
     return future;
+  }
+
+  private long createdMs(ProducerRecord record, long nowMs) {
+    return record.createTimestampMs() == ProducerRecord.NOW
+        ? nowMs + rpc.clockOffsetMs() : record.createTimestampMs();
   }
 
   /**

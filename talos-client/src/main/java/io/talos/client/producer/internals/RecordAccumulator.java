@@ -117,36 +117,43 @@ public final class RecordAccumulator {
   /**
    * Serializes a record into its partition's open batch, opening a new batch if needed.
    *
-   * <p>The caller has reserved {@code serializedBytes} in the memory; they pay for the room the
-   * record takes in the batch's buffer. A buffer is sized from the partition's previous batch
-   * and doubles (up to {@code batch.max.bytes}) when a record does not fit; what it grows by
-   * beyond the record's bytes is reserved without waiting, and what the record does not need
-   * (it fit in room already reserved) is given back. If the memory has no bytes free for the
-   * buffer to grow, the batch is closed as it is and the record opens the next one.
+   * <p>The caller has reserved {@code reservedBytes} in the memory: either the record's
+   * {@code serializedBytes}, which pay for the room the record takes in the batch's buffer, or
+   * none, and then the record is appended only if its open batch has room for it already. A
+   * buffer is sized from the partition's previous batch and doubles (up to
+   * {@code batch.max.bytes}) when a record does not fit; what it grows by beyond the record's
+   * bytes is reserved without waiting, and what the record does not need (it fit in room already
+   * reserved) is given back. If the memory has no bytes free for the buffer to grow, the batch is
+   * closed as it is and the record opens the next one.
    *
-   * @return the batch the record went to
+   * @param reservedBytes {@code serializedBytes} or 0
+   * @return the batch the record went to; null if {@code reservedBytes} was 0 and the record
+   *     needed more room (nothing changed)
    * @throws IllegalArgumentException if the encoder refuses the record (the caller keeps its reservation)
    * @throws IllegalStateException if the accumulator is closed (the caller keeps its reservation)
    */
   public ProducerBatch append(int partition, byte[] value, String sequenceNumber,
-      long createTimestampMs, int serializedBytes, CompletableFuture<RecordMetadata> future,
-      Callback callback, long nowMs) {
+      long createTimestampMs, int serializedBytes, int reservedBytes,
+      CompletableFuture<RecordMetadata> future, Callback callback, long nowMs) {
     // before anything changes: a record the encoder refused would leave a batch half made
     MessageBlockEncoder.checkMessage(value, sequenceNumber);
     PartitionQueue queue = queue(partition);
     ProducerBatch batch;
     boolean wake = false;
-    long unused = serializedBytes; // of the caller's reservation
+    long unused = reservedBytes; // of the caller's reservation
     synchronized (queue) {
       // read under the queue's lock: close() passes every queue's lock after setting it, so no
       // append that saw it false is still running when close() returns
       if (closed) throw new IllegalStateException("the producer is closed; the record was not sent");
       batch = queue.batches.peekLast();
+      // an open buffer is never larger than batch.max.bytes: room in it is room in the batch
+      boolean fits = batch != null && !batch.closed && batch.freeBytes() >= serializedBytes;
+      if (!fits && reservedBytes == 0) return null;
       if (batch != null && !batch.closed && !batch.entries.isEmpty()
           && batch.serializedBytes + (long) serializedBytes > batchMaxBytes) {
         close(batch);
       }
-      if (batch != null && !batch.closed && batch.freeBytes() < serializedBytes) {
+      if (batch != null && !batch.closed && !fits) {
         int grown = (int) Math.min(batchMaxBytes, Math.max(2L * batch.heldBytes,
             (long) batch.serializedBytes + serializedBytes));
         long extra = grown - batch.heldBytes;

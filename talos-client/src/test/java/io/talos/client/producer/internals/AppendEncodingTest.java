@@ -52,7 +52,7 @@ class AppendEncodingTest {
     for (Rec r : recs) {
       memory.reserve(size(r), 0);
       byte[] value = r.value.clone();
-      acc.append(0, value, r.seq, r.createdMs, size(r), new CompletableFuture<>(), null, 0);
+      acc.append(0, value, r.seq, r.createdMs, size(r), size(r), new CompletableFuture<>(), null, 0);
       Arrays.fill(value, (byte) 0); // the caller may reuse the array once append returns
     }
     acc.close();
@@ -127,7 +127,7 @@ class AppendEncodingTest {
     List<ProducerBatch> batches = new ArrayList<>();
     for (Rec r : recs) {
       memory.reserve(size(r), 0);
-      acc.append(0, r.value, r.seq, r.createdMs, size(r), new CompletableFuture<>(), null, 0);
+      acc.append(0, r.value, r.seq, r.createdMs, size(r), size(r), new CompletableFuture<>(), null, 0);
     }
     acc.close();
     long held = 0;
@@ -165,7 +165,7 @@ class AppendEncodingTest {
       r.value[0] = (byte) k;
       recs.add(r);
       memory.reserve(100, 0);
-      acc.append(0, r.value, null, r.createdMs, 100, new CompletableFuture<>(), null, 0);
+      acc.append(0, r.value, null, r.createdMs, 100, 100, new CompletableFuture<>(), null, 0);
     }
     acc.close();
     ProducerBatch first = acc.drain(0, 1).get(0);
@@ -182,5 +182,27 @@ class AppendEncodingTest {
     memory.release(first.heldBytes());
     memory.release(second.heldBytes());
     assertEquals(0, memory.usedBytes());
+  }
+
+  @Test
+  void aRecordWithoutReservedBytesGoesOnlyIntoRoomAlreadyReserved() throws Exception {
+    BufferMemory memory = new BufferMemory(10_000);
+    RecordAccumulator acc = new RecordAccumulator(10_000, 100_000, 1_000_000, CompressionType.NONE,
+        memory, new RoundRobinPartitioner(), () -> 1);
+    byte[] value = new byte[80]; // 100 bytes serialized
+    ProducerBatch batch = null;
+    for (int k = 0; k < 3; k++) { // the buffer grows 100, 200, 400
+      memory.reserve(100, 0);
+      batch = acc.append(0, value, null, k, 100, 100, new CompletableFuture<>(), null, 0);
+    }
+    assertEquals(400, batch.heldBytes());
+    assertEquals(400, memory.usedBytes());
+    assertEquals(batch, acc.append(0, value, null, 3, 100, 0, new CompletableFuture<>(), null, 0),
+        "the fourth fits in the room the third reserved");
+    assertEquals(null, acc.append(0, value, null, 4, 100, 0, new CompletableFuture<>(), null, 0),
+        "the fifth needs bytes reserved");
+    assertEquals(4, batch.recordCount());
+    assertEquals(400, memory.usedBytes());
+    assertEquals(400, batch.serializedBytes());
   }
 }

@@ -34,7 +34,7 @@ class RecordAccumulatorTest {
 
   /** Appends a record that takes {@code bytes} serialized (at least 21: 20 of them are overhead). */
   private static ProducerBatch append(RecordAccumulator acc, int partition, int bytes, long nowMs) {
-    return acc.append(partition, new byte[bytes - 20], null, 0, bytes, new CompletableFuture<>(),
+    return acc.append(partition, new byte[bytes - 20], null, 0, bytes, bytes, new CompletableFuture<>(),
         null, nowMs);
   }
 

@@ -56,7 +56,7 @@ class RecordAccumulatorThreadsTest {
         appenders.add(CompletableFuture.runAsync(() -> {
           for (int i = 0; i < RECORDS; i++) {
             // the create timestamp carries who appended it and in which order
-            acc.append(i % PARTITIONS, new byte[1], null, (thread << 32) | i, 21,
+            acc.append(i % PARTITIONS, new byte[1], null, (thread << 32) | i, 21, 21,
                 new CompletableFuture<>(), null, 0);
           }
         }, pool));
@@ -113,7 +113,7 @@ class RecordAccumulatorThreadsTest {
       }
 
       acc.close();
-      assertThrows(IllegalStateException.class, () -> acc.append(0, new byte[1], null, 0, 21,
+      assertThrows(IllegalStateException.class, () -> acc.append(0, new byte[1], null, 0, 21, 21,
           new CompletableFuture<>(), null, 0));
     } finally {
       pool.shutdownNow();
@@ -134,6 +134,6 @@ class RecordAccumulatorThreadsTest {
   }
 
   private static void append(RecordAccumulator acc, int partition) {
-    acc.append(partition, new byte[1], null, 0, 21, new CompletableFuture<>(), null, 0);
+    acc.append(partition, new byte[1], null, 0, 21, 21, new CompletableFuture<>(), null, 0);
   }
 }

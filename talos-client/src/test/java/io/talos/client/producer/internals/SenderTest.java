@@ -70,7 +70,7 @@ class SenderTest {
   private CompletableFuture<RecordMetadata> append() throws Exception {
     memory.reserve(21, 0);
     CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
-    accumulator.append(0, new byte[] {7}, null, clock.get(), 21, f, null, clock.get());
+    accumulator.append(0, new byte[] {7}, null, clock.get(), 21, 21, f, null, clock.get());
     return f;
   }
 
