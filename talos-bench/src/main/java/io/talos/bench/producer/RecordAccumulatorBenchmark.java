@@ -27,8 +27,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The producer's record path without the network: one thread does what {@code send} does per
- * record after validation ({@link BufferMemory#reserve}, {@link RecordAccumulator#append}, which
- * serializes the record into its batch's buffer) while another does what the I/O threads do per batch (drain up to
+ * record after validation ({@link RecordAccumulator#append}, which serializes the record into
+ * its batch's buffer, reserving memory with {@link BufferMemory#reserve} first only when the
+ * buffer has no room for it) while another does what the I/O threads do per batch (drain up to
  * {@code max.in.flight.requests} ready batches, complete their records, release their memory,
  * {@link RecordAccumulator#completed}), and a third sleeps in {@link RecordAccumulator#awaitWork}
  * between looks at the queues as the sender thread does (so that the wake-ups the other two give
@@ -71,16 +72,20 @@ public class RecordAccumulatorBenchmark {
   @Group("path")
   @GroupThreads(1)
   public Object append() throws InterruptedException {
+    int partition = next;
+    next = partition + 1 == partitions ? 0 : partition + 1;
+    // as send does: into room the batch's buffer has reserved already, else reserve and append
+    ProducerBatch batch = accumulator.append(partition, payload, null, 0, serialized, 0,
+        new CompletableFuture<>(), null, 0);
+    if (batch != null) return batch;
     try {
       // bounded, so that the sending thread cannot hang when the draining one stops first
       memory.reserve(serialized, 10);
     } catch (BufferExhaustedException e) {
       return e;
     }
-    int partition = next;
-    next = partition + 1 == partitions ? 0 : partition + 1;
-    return accumulator.append(partition, payload, null, 0, serialized, serialized, new CompletableFuture<>(),
-        null, 0);
+    return accumulator.append(partition, payload, null, 0, serialized, serialized,
+        new CompletableFuture<>(), null, 0);
   }
 
   @Benchmark

@@ -190,30 +190,26 @@ public final class TalosProducer implements AutoCloseable {
     }
     int size = MessageBlockEncoder.serializedSize(length, seq);
     CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
-    // Bytes are reserved for the record first if they are free now (the usual case: one append).
-    // When they are not, the record may still fit in room its batch's buffer reserved earlier;
-    // only if it does not does send wait for bytes.
-    boolean reserved = memory.tryReserve(size);
     // One clock read per record (the clock is slow on some machines, and send() is otherwise
     // cheap): the batch's opening time and the record's create time, corrected by the server's
     // clock offset as TalosRpc.nowMs() is, come from the same read.
     long nowMs = clockMs.getAsLong();
-    // the value is serialized into its batch's buffer before append returns, which keeps the
-    // documented promise that the caller may reuse the array once send returns
-    if (!reserved) {
-      if (accumulator.append(partition, record.value(), seq, createdMs(record, nowMs), size, 0,
-          future, callback, nowMs) != null) {
-        return future;
-      }
-      try {
-        memory.reserve(size, maxBlockMs);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw TalosException.transport("interrupted while waiting for buffer space; the record was"
-            + " not sent", false, e);
-      }
-      nowMs = clockMs.getAsLong(); // after the wait
+    // The value is serialized into its batch's buffer before append returns, which keeps the
+    // documented promise that the caller may reuse the array once send returns. Most records fit
+    // in room their batch's buffer has reserved already: one append, nothing to reserve. Only a
+    // record that needs a new or larger buffer reserves its size (waiting if need be) first.
+    if (accumulator.append(partition, record.value(), seq, createdMs(record, nowMs), size, 0,
+        future, callback, nowMs) != null) {
+      return future;
     }
+    try {
+      memory.reserve(size, maxBlockMs);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw TalosException.transport("interrupted while waiting for buffer space; the record was"
+          + " not sent", false, e);
+    }
+    nowMs = clockMs.getAsLong(); // it may have waited
     try {
       accumulator.append(partition, record.value(), seq, createdMs(record, nowMs), size, size,
           future, callback, nowMs);
