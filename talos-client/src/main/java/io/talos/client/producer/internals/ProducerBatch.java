@@ -21,7 +21,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Fields other than the final ones are guarded by the lock of the batch's partition queue in
  * the accumulator, except
- * {@link #attempts} and {@link #lastError}, written only by the one thread sending the batch.
+ * {@link #attempts} and {@link #lastError}, written only by the one thread sending the batch, and
+ * the encoder, which appends change under that lock until the batch closes and which only the
+ * thread sending the batch (it drained the batch under the lock) ends with {@link #finishBlock}.
  */
 public final class ProducerBatch {
   /** One accepted record, once serialized into the batch: what its outcome is told with. */
