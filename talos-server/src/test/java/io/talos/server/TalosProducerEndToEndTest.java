@@ -184,7 +184,10 @@ class TalosProducerEndToEndTest {
       proxy.holdPuts();
       List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
       for (int i = 0; i < 4; i++) futures.add(producer.send(ProducerRecord.toPartition(0, new byte[1000])));
-      assertEquals(4080L, producer.metrics().getGauges().get(ProducerMetrics.BUFFER_USED_BYTES).getValue());
+      // the batches' buffers: the four records' 4080 bytes, and at most the rest of the buffer as
+      // room not yet filled (how the records split into batches depends on when the first is sent)
+      long used = (Long) producer.metrics().getGauges().get(ProducerMetrics.BUFFER_USED_BYTES).getValue();
+      assertTrue(used >= 4080 && used <= 4096, "used " + used);
       long start = System.nanoTime();
       BufferExhaustedException e = assertThrows(BufferExhaustedException.class,
           () -> producer.send(ProducerRecord.toPartition(0, new byte[1000])));
@@ -192,7 +195,7 @@ class TalosProducerEndToEndTest {
       assertTrue(blockedMs >= 300, "blocked " + blockedMs + " ms");
       assertTrue(e.getMessage().contains("buffer.memory.bytes=4096") && e.getMessage().contains("max.block.ms=300"),
           e.getMessage());
-      assertEquals(4080L, producer.metrics().getGauges().get(ProducerMetrics.BUFFER_USED_BYTES).getValue(),
+      assertEquals(used, producer.metrics().getGauges().get(ProducerMetrics.BUFFER_USED_BYTES).getValue(),
           "the refused record took no memory");
       IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class,
           () -> producer.send(ProducerRecord.toPartition(0, new byte[5000])));

@@ -1,5 +1,6 @@
 package io.talos.bench.producer;
 
+import io.talos.client.codec.CompressionType;
 import io.talos.client.codec.MessageBlockEncoder;
 import io.talos.client.producer.BufferExhaustedException;
 import io.talos.client.producer.RoundRobinPartitioner;
@@ -26,8 +27,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The producer's record path without the network: one thread does what {@code send} does per
- * record after validation ({@link BufferMemory#reserve}, a payload copy, {@link
- * RecordAccumulator#append}) while another does what the I/O threads do per batch (drain up to
+ * record after validation ({@link RecordAccumulator#append}, which serializes the record into
+ * its batch's buffer, reserving memory with {@link BufferMemory#reserve} first only when the
+ * buffer has no room for it) while another does what the I/O threads do per batch (drain up to
  * {@code max.in.flight.requests} ready batches, complete their records, release their memory,
  * {@link RecordAccumulator#completed}), and a third sleeps in {@link RecordAccumulator#awaitWork}
  * between looks at the queues as the sender thread does (so that the wake-ups the other two give
@@ -60,8 +62,8 @@ public class RecordAccumulatorBenchmark {
   @Setup(Level.Iteration)
   public void setUp() {
     memory = new BufferMemory(32L * 1024 * 1024);
-    accumulator = new RecordAccumulator(1000, 1024 * 1024, 0, new RoundRobinPartitioner(),
-        () -> partitions);
+    accumulator = new RecordAccumulator(1000, 1024 * 1024, 0, CompressionType.NONE, memory,
+        new RoundRobinPartitioner(), () -> partitions);
     payload = new byte[bytes];
     serialized = MessageBlockEncoder.serializedSize(bytes, null);
   }
@@ -70,17 +72,20 @@ public class RecordAccumulatorBenchmark {
   @Group("path")
   @GroupThreads(1)
   public Object append() throws InterruptedException {
+    int partition = next;
+    next = partition + 1 == partitions ? 0 : partition + 1;
+    // as send does: into room the batch's buffer has reserved already, else reserve and append
+    ProducerBatch batch = accumulator.append(partition, payload, null, 0, serialized, 0,
+        new CompletableFuture<>(), null, 0);
+    if (batch != null) return batch;
     try {
       // bounded, so that the sending thread cannot hang when the draining one stops first
       memory.reserve(serialized, 10);
     } catch (BufferExhaustedException e) {
       return e;
     }
-    int partition = next;
-    next = partition + 1 == partitions ? 0 : partition + 1;
-    ProducerBatch.Entry entry = new ProducerBatch.Entry(payload.clone(), null, 0, serialized,
-        new CompletableFuture<>(), null);
-    return accumulator.append(partition, entry, 0);
+    return accumulator.append(partition, payload, null, 0, serialized, serialized,
+        new CompletableFuture<>(), null, 0);
   }
 
   @Benchmark
@@ -90,7 +95,7 @@ public class RecordAccumulatorBenchmark {
     List<ProducerBatch> ready = accumulator.drain(0, MAX_IN_FLIGHT, MAX_IN_FLIGHT);
     int records = 0;
     for (ProducerBatch b : ready) {
-      memory.release(b.serializedBytes());
+      memory.release(b.heldBytes());
       for (ProducerBatch.Entry e : b.entries()) e.future().complete(null);
       records += b.recordCount();
       accumulator.completed(b);

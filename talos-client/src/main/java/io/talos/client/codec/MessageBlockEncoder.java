@@ -17,7 +17,9 @@ import org.xerial.snappy.SnappyOutputStream;
 /**
  * Builds {@code MessageBlock}s in the format of {@link io.talos.client.codec}: {@link #add}
  * serializes messages into a growing buffer, {@link #finish} compresses them into one block and
- * makes the encoder empty again, ready for the next block.
+ * makes the encoder empty again, ready for the next block. Without compression the block takes
+ * the encoder's buffer as it is (its {@code messageBlock} is the buffer's first
+ * {@link #serializedBytes()} bytes): the messages are copied once, by {@link #add}.
  *
  * <p>{@link #serializedBytes()} is the uncompressed size so far, which is what a producer uses
  * to decide where one block ends and the next begins.
@@ -32,6 +34,7 @@ public final class MessageBlockEncoder {
   /** Sequence numbers have 1 to this many characters. */
   public static final int MAX_SEQUENCE_NUMBER_CHARS = 256;
 
+  private static final byte[] NO_BYTES = new byte[0];
   private static final byte VERSION_MARKER = 'V';
   private static final int VERSION = 2;
 
@@ -49,8 +52,7 @@ public final class MessageBlockEncoder {
 
   /**
    * @param expectedBytes the serialized size of the messages the first block will hold, when
-   *     known (a producer's batch knows it): a buffer of exactly that size is never grown, and
-   *     {@link #finish} without compression hands it over instead of copying it
+   *     known: a buffer of that size is never grown
    */
   public MessageBlockEncoder(CompressionType compression, int expectedBytes) {
     this.compression = Objects.requireNonNull(compression, "compression");
@@ -86,19 +88,8 @@ public final class MessageBlockEncoder {
    *     {@link #MAX_PAYLOAD_BYTES}, or the sequence number is empty or too long
    */
   public MessageBlockEncoder add(byte[] payload, long createTimestampMs, String sequenceNumber) {
-    Objects.requireNonNull(payload, "payload");
-    if (payload.length < 1 || payload.length > MAX_PAYLOAD_BYTES) {
-      throw new IllegalArgumentException("message payload has " + payload.length
-          + " bytes; allowed: 1 to " + MAX_PAYLOAD_BYTES);
-    }
-    byte[] seq = new byte[0];
-    if (sequenceNumber != null) {
-      if (sequenceNumber.isEmpty() || sequenceNumber.length() > MAX_SEQUENCE_NUMBER_CHARS) {
-        throw new IllegalArgumentException("sequence number has " + sequenceNumber.length()
-            + " characters; allowed: 1 to " + MAX_SEQUENCE_NUMBER_CHARS);
-      }
-      seq = sequenceNumber.getBytes(StandardCharsets.UTF_8);
-    }
+    checkMessage(payload, sequenceNumber);
+    byte[] seq = sequenceNumber == null ? NO_BYTES : sequenceNumber.getBytes(StandardCharsets.UTF_8);
     ensureCapacity(MESSAGE_OVERHEAD_BYTES + seq.length + payload.length);
     buffer[length++] = VERSION_MARKER;
     putShort(VERSION);
@@ -122,6 +113,24 @@ public final class MessageBlockEncoder {
     return this;
   }
 
+  /**
+   * Checks what {@link #add} checks, without adding.
+   *
+   * @throws IllegalArgumentException as {@link #add} does
+   */
+  public static void checkMessage(byte[] payload, String sequenceNumber) {
+    Objects.requireNonNull(payload, "payload");
+    if (payload.length < 1 || payload.length > MAX_PAYLOAD_BYTES) {
+      throw new IllegalArgumentException("message payload has " + payload.length
+          + " bytes; allowed: 1 to " + MAX_PAYLOAD_BYTES);
+    }
+    if (sequenceNumber != null
+        && (sequenceNumber.isEmpty() || sequenceNumber.length() > MAX_SEQUENCE_NUMBER_CHARS)) {
+      throw new IllegalArgumentException("sequence number has " + sequenceNumber.length()
+          + " characters; allowed: 1 to " + MAX_SEQUENCE_NUMBER_CHARS);
+    }
+  }
+
   /** Messages added since the last {@link #finish}. */
   public int messageCount() {
     return count;
@@ -143,25 +152,26 @@ public final class MessageBlockEncoder {
    */
   public MessageBlock finish() {
     if (count == 0) throw new IllegalStateException("a message block needs at least one message");
-    byte[] payload = compress();
+    ByteBuffer payload = compress();
     MessageBlock block = new MessageBlock()
         .setStartMessageOffset(0)
         .setMessageNumber(count)
         .setCompressionType(compression.wireType())
-        .setMessageBlockSize(payload.length)
+        .setMessageBlockSize(payload.remaining())
         .setCreateTimestamp(firstCreateTimestampMs + createTimestampDeltaSum / count);
-    block.messageBlock = ByteBuffer.wrap(payload); // the setter would copy the array once more
+    block.messageBlock = payload; // the setter would copy the array once more
     length = 0;
     count = 0;
     return block;
   }
 
-  private byte[] compress() {
+  private ByteBuffer compress() {
     if (compression == CompressionType.NONE) {
-      if (length != buffer.length) return Arrays.copyOf(buffer, length);
-      byte[] exact = buffer; // full to the byte: the block takes the buffer itself
-      buffer = new byte[64];
-      return exact;
+      // the block takes the buffer itself, however full: no copy of the messages; the encoder
+      // starts a new buffer should it be used again
+      ByteBuffer handed = ByteBuffer.wrap(buffer, 0, length);
+      buffer = new byte[0];
+      return handed;
     }
     ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(64, length / 2));
     try (OutputStream compressing = compression == CompressionType.SNAPPY
@@ -170,7 +180,16 @@ public final class MessageBlockEncoder {
     } catch (IOException e) {
       throw new UncheckedIOException("in-memory " + compression + " compression failed", e);
     }
-    return out.toByteArray();
+    return ByteBuffer.wrap(out.toByteArray());
+  }
+
+  /**
+   * Grows the buffer to {@code capacity} bytes (nothing if it is already that large), so that a
+   * caller that accounts for the buffer's memory decides how it grows: {@link #add} grows it only
+   * when a message does not fit.
+   */
+  public void growTo(int capacity) {
+    if (capacity > buffer.length) buffer = Arrays.copyOf(buffer, capacity);
   }
 
   private void ensureCapacity(int more) {

@@ -122,7 +122,7 @@ public final class TalosProducer implements AutoCloseable {
         + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     this.memory = new BufferMemory(config.bufferMemoryBytes());
     this.accumulator = new RecordAccumulator(config.batchMaxRecords(), config.batchMaxBytes(),
-        config.lingerMs(), partitioner, topic::partitionCount);
+        config.lingerMs(), config.compressionType(), memory, partitioner, topic::partitionCount);
     this.metrics = new ProducerMetrics(memory, accumulator, topic::partitionCount);
     String threadPrefix = "talos-producer-" + topic.topicName();
     AtomicInteger ioThreads = new AtomicInteger();
@@ -194,6 +194,19 @@ public final class TalosProducer implements AutoCloseable {
       }
     }
     int size = MessageBlockEncoder.serializedSize(length, seq);
+    CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+    // One clock read per record (the clock is slow on some machines, and send() is otherwise
+    // cheap): the batch's opening time and the record's create time, corrected by the server's
+    // clock offset as TalosRpc.nowMs() is, come from the same read.
+    long nowMs = clockMs.getAsLong();
+    // The value is serialized into its batch's buffer before append returns, which keeps the
+    // documented promise that the caller may reuse the array once send returns. Most records fit
+    // in room their batch's buffer has reserved already: one append, nothing to reserve. Only a
+    // record that needs a new or larger buffer reserves its size (waiting if need be) first.
+    if (accumulator.append(partition, record.value(), seq, createdMs(record, nowMs), size, 0,
+        future, callback, nowMs) != null) {
+      return future;
+    }
     try {
       memory.reserve(size, maxBlockMs);
     } catch (InterruptedException e) {
@@ -201,23 +214,20 @@ public final class TalosProducer implements AutoCloseable {
       throw TalosException.transport("interrupted while waiting for buffer space; the record was"
           + " not sent", false, e);
     }
-    // One clock read per record (the clock is slow on some machines, and send() is otherwise
-    // cheap): the batch's opening time and the record's create time, corrected by the server's
-    // clock offset as TalosRpc.nowMs() is, come from the same read.
-    long nowMs = clockMs.getAsLong();
-    long created = record.createTimestampMs() == ProducerRecord.NOW
-        ? nowMs + rpc.clockOffsetMs() : record.createTimestampMs();
-    CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
-    // the copy is the documented promise that the caller may reuse the array once send returns
-    ProducerBatch.Entry entry = new ProducerBatch.Entry(record.value().clone(), seq, created, size,
-        future, callback);
+    nowMs = clockMs.getAsLong(); // it may have waited
     try {
-      accumulator.append(partition, entry, nowMs);
-    } catch (IllegalStateException e) {
+      accumulator.append(partition, record.value(), seq, createdMs(record, nowMs), size, size,
+          future, callback, nowMs);
+    } catch (IllegalStateException | IllegalArgumentException e) {
       memory.release(size);
       throw e;
     }
     return future;
+  }
+
+  private long createdMs(ProducerRecord record, long nowMs) {
+    return record.createTimestampMs() == ProducerRecord.NOW
+        ? nowMs + rpc.clockOffsetMs() : record.createTimestampMs();
   }
 
   /**

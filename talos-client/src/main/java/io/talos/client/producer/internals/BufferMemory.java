@@ -6,10 +6,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.AbstractQueuedLongSynchronizer;
 
 /**
- * The producer's memory bound: a count of bytes reserved by records that are waiting or in
- * flight, never more than {@code buffer.memory.bytes}. A record reserves its serialized size
- * before it is accepted and gives it back when its batch completes (stored or failed), so the
- * buffered payloads never exceed the bound.
+ * The producer's memory bound: a count of bytes reserved by the buffers of batches that are
+ * waiting or in flight, never more than {@code buffer.memory.bytes}. A record reserves its
+ * serialized size before it is accepted; the accumulator turns that into room in a batch's buffer
+ * (reserving, without waiting, what a buffer grows by beyond it, and giving back what it does
+ * not need), and a batch's buffer is given back when the batch completes (stored or failed), so
+ * the buffers never exceed the bound.
  *
  * <p>Thread-safety: a fair counting semaphore of bytes (the JDK's queued synchronizer with a
  * {@code long} state, the free bytes, as {@link java.util.concurrent.Semaphore} is with an
@@ -57,6 +59,17 @@ public final class BufferMemory {
       }
     }
 
+    /** Takes up to {@code max} bytes, as many as are free, unless others wait; returns how many. */
+    long tryAcquireUpTo(long max) {
+      while (true) {
+        if (hasQueuedPredecessors()) return 0;
+        long available = getState();
+        long taken = Math.min(max, available);
+        if (taken <= 0) return 0;
+        if (compareAndSetState(available, available - taken)) return taken;
+      }
+    }
+
     long available() {
       return getState();
     }
@@ -88,6 +101,25 @@ public final class BufferMemory {
           + ProducerConfig.MAX_BLOCK_MS + "=" + maxBlockMs + "; the record was not sent"
           + " (the server is slow or unreachable, or records are sent faster than it takes them)");
     }
+  }
+
+  /**
+   * Reserves {@code bytes} if they are free now and nobody waits in {@link #reserve}; never waits.
+   *
+   * @return whether they were reserved
+   */
+  public boolean tryReserve(long bytes) {
+    return free.tryAcquireShared(bytes) >= 0;
+  }
+
+  /**
+   * Reserves up to {@code maxBytes}, as many as are free now, none if somebody waits in
+   * {@link #reserve}; never waits.
+   *
+   * @return the bytes reserved, 0 to {@code maxBytes}
+   */
+  public long tryReserveUpTo(long maxBytes) {
+    return maxBytes <= 0 ? 0 : free.tryAcquireUpTo(maxBytes);
   }
 
   /** @throws IllegalStateException if more is released than is reserved (nothing is released) */

@@ -1,11 +1,16 @@
 package io.talos.client.producer.internals;
 
+import io.talos.client.codec.CompressionType;
+import io.talos.client.codec.MessageBlockEncoder;
+import io.talos.client.producer.Callback;
 import io.talos.client.producer.Partitioner;
+import io.talos.client.producer.RecordMetadata;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -51,11 +56,15 @@ public final class RecordAccumulator {
   /** One partition's batches, oldest first. Guarded by its own monitor. */
   private static final class PartitionQueue {
     final ArrayDeque<ProducerBatch> batches = new ArrayDeque<>();
+    /** Serialized bytes of the last batch the queue had when it opened a new one: its buffer's first size. */
+    int lastBatchBytes;
   }
 
   private final int batchMaxRecords;
   private final int batchMaxBytes;
   private final long lingerMs;
+  private final CompressionType compression;
+  private final BufferMemory memory;
   private final Partitioner partitioner;
   private final IntSupplier partitionCount;
   /** Indexed by partition; replaced (grown, under growLock) when a higher partition appears. */
@@ -82,45 +91,97 @@ public final class RecordAccumulator {
    */
   public RecordAccumulator(int batchMaxRecords, int batchMaxBytes, long lingerMs,
       Partitioner partitioner, IntSupplier partitionCount) {
+    this(batchMaxRecords, batchMaxBytes, lingerMs, CompressionType.NONE,
+        new BufferMemory(Long.MAX_VALUE), partitioner, partitionCount);
+  }
+
+  /**
+   * @param compression of the blocks the batches make
+   * @param memory where the batches' buffers are accounted: {@link #append} takes a record's
+   *     size, reserved by the caller, and reserves or gives back the difference to what the
+   *     batch's buffer grows by; a completed batch's {@link ProducerBatch#heldBytes} are the
+   *     caller's to release
+   */
+  public RecordAccumulator(int batchMaxRecords, int batchMaxBytes, long lingerMs,
+      CompressionType compression, BufferMemory memory, Partitioner partitioner,
+      IntSupplier partitionCount) {
     this.batchMaxRecords = batchMaxRecords;
     this.batchMaxBytes = batchMaxBytes;
     this.lingerMs = lingerMs;
+    this.compression = compression;
+    this.memory = memory;
     this.partitioner = partitioner;
     this.partitionCount = partitionCount;
   }
 
   /**
-   * Appends a record to its partition's open batch, opening a new batch if needed.
+   * Serializes a record into its partition's open batch, opening a new batch if needed.
    *
-   * @return the batch the record went to
-   * @throws IllegalStateException if the accumulator is closed
+   * <p>The caller has reserved {@code reservedBytes} in the memory: either the record's
+   * {@code serializedBytes}, which pay for the room the record takes in the batch's buffer, or
+   * none, and then the record is appended only if its open batch has room for it already. A
+   * buffer is sized from the partition's previous batch and doubles (up to
+   * {@code batch.max.bytes}) when a record does not fit; what it grows by beyond the record's
+   * bytes is reserved without waiting, and what the record does not need (it fit in room already
+   * reserved) is given back. If the memory has no bytes free for the buffer to grow, the batch is
+   * closed as it is and the record opens the next one.
+   *
+   * @param reservedBytes {@code serializedBytes} or 0
+   * @return the batch the record went to; null if {@code reservedBytes} was 0 and the record
+   *     needed more room (nothing changed)
+   * @throws IllegalArgumentException if the encoder refuses the record (the caller keeps its reservation)
+   * @throws IllegalStateException if the accumulator is closed (the caller keeps its reservation)
    */
-  public ProducerBatch append(int partition, ProducerBatch.Entry entry, long nowMs) {
+  public ProducerBatch append(int partition, byte[] value, String sequenceNumber,
+      long createTimestampMs, int serializedBytes, int reservedBytes,
+      CompletableFuture<RecordMetadata> future, Callback callback, long nowMs) {
+    // before anything changes: a record the encoder refused would leave a batch half made
+    MessageBlockEncoder.checkMessage(value, sequenceNumber);
     PartitionQueue queue = queue(partition);
     ProducerBatch batch;
     boolean wake = false;
+    long unused = reservedBytes; // of the caller's reservation
     synchronized (queue) {
       // read under the queue's lock: close() passes every queue's lock after setting it, so no
       // append that saw it false is still running when close() returns
       if (closed) throw new IllegalStateException("the producer is closed; the record was not sent");
       batch = queue.batches.peekLast();
+      // an open buffer is never larger than batch.max.bytes: room in it is room in the batch
+      boolean fits = batch != null && !batch.closed && batch.freeBytes() >= serializedBytes;
+      if (!fits && reservedBytes == 0) return null;
       if (batch != null && !batch.closed && !batch.entries.isEmpty()
-          && batch.serializedBytes + (long) entry.serializedBytes() > batchMaxBytes) {
+          && batch.serializedBytes + (long) serializedBytes > batchMaxBytes) {
         close(batch);
       }
+      if (batch != null && !batch.closed && !fits) {
+        int grown = (int) Math.min(batchMaxBytes, Math.max(2L * batch.heldBytes,
+            (long) batch.serializedBytes + serializedBytes));
+        long extra = grown - batch.heldBytes;
+        if (extra <= unused || memory.tryReserve(extra - unused)) {
+          batch.growTo(grown);
+          unused = Math.max(0, unused - extra); // the rest of the record's bytes are not needed
+        } else {
+          close(batch); // goes as it is; copying the buffer for every record would cost more
+        }
+      }
+      // else the record fits in room reserved when the buffer grew to it: its bytes go back
       if (batch == null || batch.closed) {
-        batch = new ProducerBatch(partition, nowMs);
+        if (batch != null) queue.lastBatchBytes = batch.serializedBytes;
+        int wanted = Math.max(serializedBytes, Math.min(batchMaxBytes, queue.lastBatchBytes));
+        int capacity = serializedBytes + (int) memory.tryReserveUpTo(wanted - serializedBytes);
+        unused = 0; // the record's bytes pay for the start of the new buffer
+        batch = new ProducerBatch(partition, nowMs, compression, capacity);
         queue.batches.addLast(batch);
         batches.incrementAndGet();
         wake = true; // the sender must learn when this batch's linger ends
       }
-      batch.entries.add(entry);
-      batch.serializedBytes += entry.serializedBytes();
+      batch.add(value, sequenceNumber, createTimestampMs, serializedBytes, future, callback);
       if (batch.entries.size() >= batchMaxRecords || batch.serializedBytes >= batchMaxBytes) {
         close(batch);
         wake = true; // ready now
       }
     }
+    if (unused > 0) memory.release(unused);
     // a record added to an open batch changes no deadline: no need to wake the sender
     if (wake) signal();
     return batch;

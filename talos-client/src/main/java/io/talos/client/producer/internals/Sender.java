@@ -3,7 +3,6 @@ package io.talos.client.producer.internals;
 import com.codahale.metrics.Timer;
 import io.talos.client.TalosException;
 import io.talos.client.admin.TalosAdmin;
-import io.talos.client.codec.MessageBlockEncoder;
 import io.talos.client.internals.TalosRpc;
 import io.talos.client.producer.DeliveryTimeoutException;
 import io.talos.client.producer.ProducerClosedException;
@@ -223,14 +222,8 @@ public final class Sender implements Runnable {
     if (block == null) {
       assignSequence(batch); // may ask the server for a producer id; nothing is set if that fails
       batch.sequenceId = clientId + "#" + nextRequest.getAndIncrement();
-      // sized to the batch: no growing, and without compression no copy at the end
-      MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType(),
-          Math.max(1, batch.serializedBytes));
-      for (ProducerBatch.Entry e : batch.entries) {
-        encoder.add(e.payload(), e.createTimestampMs(), e.sequenceNumber());
-      }
-      block = encoder.finish();
-      batch.block = block;
+      // the records were serialized into the batch when appended: this only ends the block
+      block = batch.finishBlock();
       metrics.batchRecords.update(batch.recordCount());
       metrics.batchBytes.update(batch.serializedBytes);
       metrics.batchCompressedBytes.update(block.getMessageBlockSize());
@@ -303,7 +296,7 @@ public final class Sender implements Runnable {
   // The memory is released first, so that a thread woken by a future can send again at once.
   private void succeed(ProducerBatch batch, long firstOffset) {
     confirmStored(batch); // before the partition's next batch can be drained
-    memory.release(batch.serializedBytes);
+    memory.release(batch.heldBytes);
     metrics.recordsSent.mark(batch.recordCount());
     metrics.bytesSent.mark(batch.serializedBytes);
     int i = 0;
@@ -326,7 +319,7 @@ public final class Sender implements Runnable {
    *     already removed, by expiry or abort)
    */
   public void fail(ProducerBatch batch, Exception error, boolean inFlight) {
-    memory.release(batch.serializedBytes);
+    memory.release(batch.heldBytes);
     metrics.recordsFailed.mark(batch.recordCount());
     LOG.debug("{} records for partition {} of '{}' failed: {}", batch.recordCount(),
         batch.partition, topic.topicName(), error.toString());

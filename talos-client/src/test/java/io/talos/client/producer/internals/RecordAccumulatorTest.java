@@ -32,23 +32,25 @@ class RecordAccumulatorTest {
     return new RecordAccumulator(maxRecords, maxBytes, lingerMs, partitioner, () -> 4);
   }
 
-  private static ProducerBatch.Entry entry(int bytes) {
-    return new ProducerBatch.Entry(new byte[1], null, 0, bytes, new CompletableFuture<>(), null);
+  /** Appends a record that takes {@code bytes} serialized (at least 21: 20 of them are overhead). */
+  private static ProducerBatch append(RecordAccumulator acc, int partition, int bytes, long nowMs) {
+    return acc.append(partition, new byte[bytes - 20], null, 0, bytes, bytes, new CompletableFuture<>(),
+        null, nowMs);
   }
 
   @Test
   void aBatchWaitsForLingerUnlessFull() {
     RecordAccumulator acc = accumulator(3, 1000, 50);
-    acc.append(0, entry(10), 1000);
+    append(acc, 0, 21, 1000);
     assertTrue(acc.drain(1049, 10).isEmpty(), "lingering");
     assertEquals(1050, acc.nextReadyMs(1049));
     List<ProducerBatch> sent = acc.drain(1050, 10);
     assertEquals(1, sent.size());
     assertEquals(List.of(0), closedBatches, "draining closes the batch");
 
-    acc.append(1, entry(10), 2000);
-    acc.append(1, entry(10), 2000);
-    ProducerBatch full = acc.append(1, entry(10), 2000);
+    append(acc, 1, 21, 2000);
+    append(acc, 1, 21, 2000);
+    ProducerBatch full = append(acc, 1, 21, 2000);
     assertEquals(List.of(0, 1), closedBatches, "full at 3 records");
     assertEquals(List.of(full), acc.drain(2000, 10), "full: no linger");
   }
@@ -56,9 +58,9 @@ class RecordAccumulatorTest {
   @Test
   void closesABatchByBytesAndGivesALargeRecordItsOwnBatch() {
     RecordAccumulator acc = accumulator(100, 100, 1_000_000);
-    ProducerBatch a = acc.append(0, entry(60), 0);
-    ProducerBatch b = acc.append(0, entry(60), 0); // 120 > 100: a new batch
-    ProducerBatch c = acc.append(0, entry(500), 0); // alone, and full at once
+    ProducerBatch a = append(acc, 0, 60, 0);
+    ProducerBatch b = append(acc, 0, 60, 0); // 120 > 100: a new batch
+    ProducerBatch c = append(acc, 0, 500, 0); // alone, and full at once
     assertEquals(1, a.recordCount());
     assertEquals(1, b.recordCount());
     assertEquals(1, c.recordCount());
@@ -69,9 +71,9 @@ class RecordAccumulatorTest {
   @Test
   void onlyOneBatchPerPartitionIsInFlightAndRetriesKeepOrder() {
     RecordAccumulator acc = accumulator(1, 1000, 0);
-    ProducerBatch first = acc.append(0, entry(10), 0);
-    ProducerBatch second = acc.append(0, entry(10), 0);
-    ProducerBatch other = acc.append(1, entry(10), 0);
+    ProducerBatch first = append(acc, 0, 21, 0);
+    ProducerBatch second = append(acc, 0, 21, 0);
+    ProducerBatch other = append(acc, 1, 21, 0);
     List<ProducerBatch> sent = acc.drain(0, 10);
     assertEquals(2, sent.size(), "one per partition");
     assertTrue(sent.contains(first) && sent.contains(other));
@@ -89,7 +91,7 @@ class RecordAccumulatorTest {
   @Test
   void drainHonoursTheInFlightLimit() {
     RecordAccumulator acc = accumulator(1, 1000, 0);
-    for (int p = 0; p < 4; p++) acc.append(p, entry(10), 0);
+    for (int p = 0; p < 4; p++) append(acc, p, 21, 0);
     assertEquals(2, acc.drain(0, 2).size());
     assertEquals(2, acc.inFlightCount());
     assertEquals(2, acc.drain(0, 5).size());
@@ -98,8 +100,8 @@ class RecordAccumulatorTest {
   @Test
   void expiresWaitingBatchesButNotTheOneInFlight() {
     RecordAccumulator acc = accumulator(1, 1000, 0);
-    ProducerBatch inFlight = acc.append(0, entry(10), 0);
-    ProducerBatch waiting = acc.append(0, entry(10), 10);
+    ProducerBatch inFlight = append(acc, 0, 21, 0);
+    ProducerBatch waiting = append(acc, 0, 21, 10);
     assertSame(inFlight, acc.drain(0, 10).get(0));
     assertTrue(acc.expire(1009, 1000).isEmpty());
     assertEquals(List.of(waiting), acc.expire(1010, 1000));
@@ -109,7 +111,7 @@ class RecordAccumulatorTest {
   @Test
   void flushAndCloseMakeLingeringBatchesReady() {
     RecordAccumulator acc = accumulator(100, 1000, 1_000_000);
-    ProducerBatch b = acc.append(0, entry(10), 0);
+    ProducerBatch b = append(acc, 0, 21, 0);
     assertTrue(acc.drain(1, 10).isEmpty());
     List<ProducerBatch> pending = acc.beginFlush();
     assertEquals(List.of(b), pending);
@@ -118,9 +120,9 @@ class RecordAccumulatorTest {
     acc.completed(b);
     assertTrue(acc.isEmpty());
 
-    ProducerBatch c = acc.append(0, entry(10), 5);
+    ProducerBatch c = append(acc, 0, 21, 5);
     acc.close();
-    assertThrows(IllegalStateException.class, () -> acc.append(0, entry(10), 5));
+    assertThrows(IllegalStateException.class, () -> append(acc, 0, 21, 5));
     assertEquals(List.of(c), acc.drain(6, 10));
     assertFalse(acc.isEmpty());
   }
@@ -128,9 +130,9 @@ class RecordAccumulatorTest {
   @Test
   void abortRemovesAllButInFlight() {
     RecordAccumulator acc = accumulator(1, 1000, 0);
-    ProducerBatch a = acc.append(0, entry(10), 0);
-    ProducerBatch b = acc.append(0, entry(10), 0);
-    ProducerBatch c = acc.append(1, entry(10), 0);
+    ProducerBatch a = append(acc, 0, 21, 0);
+    ProducerBatch b = append(acc, 0, 21, 0);
+    ProducerBatch c = append(acc, 1, 21, 0);
     acc.drain(0, 1); // one of the partitions
     List<ProducerBatch> aborted = acc.abortUnsent();
     assertEquals(2, aborted.size());

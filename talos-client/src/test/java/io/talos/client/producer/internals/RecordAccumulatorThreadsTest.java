@@ -56,8 +56,8 @@ class RecordAccumulatorThreadsTest {
         appenders.add(CompletableFuture.runAsync(() -> {
           for (int i = 0; i < RECORDS; i++) {
             // the create timestamp carries who appended it and in which order
-            acc.append(i % PARTITIONS, new ProducerBatch.Entry(new byte[1], null,
-                (thread << 32) | i, 10, new CompletableFuture<>(), null), 0);
+            acc.append(i % PARTITIONS, new byte[1], null, (thread << 32) | i, 21, 21,
+                new CompletableFuture<>(), null, 0);
           }
         }, pool));
       }
@@ -113,8 +113,8 @@ class RecordAccumulatorThreadsTest {
       }
 
       acc.close();
-      assertThrows(IllegalStateException.class, () -> acc.append(0, new ProducerBatch.Entry(
-          new byte[1], null, 0, 10, new CompletableFuture<>(), null), 0));
+      assertThrows(IllegalStateException.class, () -> acc.append(0, new byte[1], null, 0, 21, 21,
+          new CompletableFuture<>(), null, 0));
     } finally {
       pool.shutdownNow();
     }
@@ -124,16 +124,16 @@ class RecordAccumulatorThreadsTest {
   void appendsFromTheHighestPartitionGrowTheQueues() {
     AtomicInteger count = new AtomicInteger(2);
     RecordAccumulator acc = new RecordAccumulator(10, 1000, 0, NO_PARTITIONER, count::get);
-    acc.append(1, entry(), 0);
+    append(acc, 1);
     count.set(6); // the topic grew
-    acc.append(5, entry(), 0);
+    append(acc, 5);
     List<ProducerBatch> drained = acc.drain(0, 10);
     assertEquals(2, drained.size());
     for (ProducerBatch b : drained) acc.completed(b);
     assertTrue(acc.isEmpty());
   }
 
-  private static ProducerBatch.Entry entry() {
-    return new ProducerBatch.Entry(new byte[1], null, 0, 10, new CompletableFuture<>(), null);
+  private static void append(RecordAccumulator acc, int partition) {
+    acc.append(partition, new byte[1], null, 0, 21, 21, new CompletableFuture<>(), null, 0);
   }
 }

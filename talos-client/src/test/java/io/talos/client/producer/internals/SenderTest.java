@@ -61,7 +61,8 @@ class SenderTest {
     topic = new TopicMetadata(new TalosAdmin(rpc).describeTopic("t"));
     memory = new BufferMemory(config.bufferMemoryBytes());
     accumulator = new RecordAccumulator(config.batchMaxRecords(), config.batchMaxBytes(),
-        config.lingerMs(), new KeyHashPartitioner(), topic::partitionCount);
+        config.lingerMs(), config.compressionType(), memory, new KeyHashPartitioner(),
+        topic::partitionCount);
     metrics = new ProducerMetrics(memory, accumulator, topic::partitionCount);
     sender = new Sender(rpc, topic, accumulator, memory, metrics, config, clock::get, Runnable::run,
         "test-client");
@@ -70,8 +71,7 @@ class SenderTest {
   private CompletableFuture<RecordMetadata> append() throws Exception {
     memory.reserve(21, 0);
     CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
-    accumulator.append(0, new ProducerBatch.Entry(new byte[] {7}, null, clock.get(), 21, f, null),
-        clock.get());
+    accumulator.append(0, new byte[] {7}, null, clock.get(), 21, 21, f, null, clock.get());
     return f;
   }
 
