@@ -69,10 +69,7 @@ class SenderTest {
   }
 
   private CompletableFuture<RecordMetadata> append() throws Exception {
-    memory.reserve(21, 0);
-    CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
-    accumulator.append(0, new byte[] {7}, null, clock.get(), 21, 21, f, null, clock.get());
-    return f;
+    return append(0, null);
   }
 
   private long puts() {
@@ -178,8 +175,7 @@ class SenderTest {
   private CompletableFuture<RecordMetadata> append(int partition, Callback callback) throws Exception {
     memory.reserve(21, 0);
     CompletableFuture<RecordMetadata> f = new CompletableFuture<>();
-    accumulator.append(partition, new ProducerBatch.Entry(new byte[] {7}, null, clock.get(), 21, f, callback),
-        clock.get());
+    accumulator.append(partition, new byte[] {7}, null, clock.get(), 21, 21, f, callback, clock.get());
     return f;
   }
 
