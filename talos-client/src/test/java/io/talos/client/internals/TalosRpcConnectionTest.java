@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.client.TalosClientConfig;
 import io.talos.client.TalosException;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -16,7 +15,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -227,7 +225,7 @@ class TalosRpcConnectionTest {
         InputStream in = s.getInputStream();
         OutputStream out = s.getOutputStream();
         while (true) {
-          int length = readHead(in);
+          int length = RawHttpRequests.readHead(in);
           if (length < 0) return;
           in.readNBytes(length);
           requests.incrementAndGet();
@@ -251,26 +249,6 @@ class TalosRpcConnectionTest {
       } catch (IOException e) {
         // the client went away
       }
-    }
-
-    /** The request's Content-Length, or -1 at the end of the stream. */
-    private static int readHead(InputStream in) throws IOException {
-      ByteArrayOutputStream head = new ByteArrayOutputStream();
-      int c;
-      while ((c = in.read()) >= 0) {
-        head.write(c);
-        byte[] h = head.toByteArray();
-        int n = h.length;
-        if (n >= 4 && h[n - 4] == '\r' && h[n - 3] == '\n' && h[n - 2] == '\r' && h[n - 1] == '\n') {
-          for (String line : new String(h, StandardCharsets.US_ASCII).split("\r\n")) {
-            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-              return Integer.parseInt(line.substring("content-length:".length()).strip());
-            }
-          }
-          return 0;
-        }
-      }
-      return -1;
     }
 
     @Override

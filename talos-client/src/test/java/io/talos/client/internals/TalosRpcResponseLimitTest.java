@@ -74,7 +74,7 @@ class TalosRpcResponseLimitTest {
       InputStream in = s.getInputStream();
       OutputStream out = s.getOutputStream();
       while (true) {
-        int length = readHead(in);
+        int length = RawHttpRequests.readHead(in);
         if (length < 0) return;
         in.readNBytes(length);
         out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/x-thrift\r\n" + reply.headers() + "\r\n")
@@ -92,23 +92,6 @@ class TalosRpcResponseLimitTest {
     } catch (IOException e) {
       // the client went away
     }
-  }
-
-  private static int readHead(InputStream in) throws IOException {
-    StringBuilder head = new StringBuilder();
-    int c;
-    while ((c = in.read()) >= 0) {
-      head.append((char) c);
-      if (head.length() >= 4 && head.lastIndexOf("\r\n\r\n") == head.length() - 4) {
-        for (String line : head.toString().split("\r\n")) {
-          if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
-            return Integer.parseInt(line.substring("content-length:".length()).strip());
-          }
-        }
-        return 0;
-      }
-    }
-    return -1;
   }
 
   private TalosRpc rpc(TalosClientConfig.Builder config) {
@@ -188,7 +171,7 @@ class TalosRpcResponseLimitTest {
     Thread t = new Thread(() -> {
       try (Socket s = server.accept()) {
         accepted.add(s);
-        readHead(s.getInputStream());
+        RawHttpRequests.readHead(s.getInputStream());
         OutputStream out = s.getOutputStream();
         out.write("HTTP/1.1 200 OK\r\nContent-Type: application/x-thrift\r\nTransfer-Encoding: chunked\r\n\r\n"
             .getBytes(StandardCharsets.US_ASCII));
