@@ -156,6 +156,7 @@ public final class ClusterNode implements AutoCloseable {
         this::drainRequested);
     routing.connected(true);
     ClusterMembership joined = membership;
+    owned.confirmSessionWith(joined::sessionConfirmed);
     String id = routing.localNode().id();
     LoadPublisher publisher = new LoadPublisher(settings.loadPublishing(), requestCount,
         () -> routing.assignment().factor(id), (double) settings.loadFactors().floorPerSec() * settings.capacity(),
