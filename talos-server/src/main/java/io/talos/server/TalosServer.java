@@ -128,7 +128,15 @@ public final class TalosServer implements AutoCloseable {
   /** The peer port and the per-peer client pools: cluster mode only, else null. */
   private final PeerServer peerServer;
   private final PeerClients peerClients;
+  /** The API front-end: refuses new requests and counts unanswered puts during a stop. */
+  private final ApiHandler api;
   private volatile boolean closed;
+  /**
+   * Longest wait, after the peer client pools closed, for the answers of the forwarded puts a
+   * drain abandoned (REQUEST_PROCESS_TIMEOUT, ready at once) to be written before the front-end
+   * closes its connections.
+   */
+  private static final long ABANDONED_ANSWERS_WAIT_MS = 1_000;
 
   private TalosServer(ServerConfig config, Clock clock, UnaryOperator<MetadataStore> wrapStore,
       PartitionRouting clusterRouting) throws Exception {
@@ -194,14 +202,6 @@ public final class TalosServer implements AutoCloseable {
         // The node's load: every put and get its pool dequeued (its own partitions, local or forwarded here).
         com.codahale.metrics.Timer dequeued = metrics.timer(io.talos.server.scheduling.PoolMetrics.QUEUE_WAIT);
         clusterNode.loadCountedBy(dequeued::getCount);
-        clusterNode.drainWaitsFor(timeoutMs -> {
-          try {
-            return pool.awaitIdle(timeoutMs);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-          }
-        });
       }
       Map<String, ApiHandler.Service> services = Map.of(
           "topic", new ApiHandler.Service(ErrorBoundary.wrap(TopicService.Iface.class,
@@ -283,6 +283,11 @@ public final class TalosServer implements AutoCloseable {
               new ApiHandler.GetReplies(config.getLong(ServerConfig.GET_INFLIGHT_MAX_BYTES),
                   config.getInt(ServerConfig.GET_MAX_BYTES)),
               config.getBoolean(ServerConfig.SCHEDULING_INLINE_IDLE));
+      this.api = api;
+      if (clusterNode != null) {
+        TaskPool drainedPool = taskPool;
+        clusterNode.drainWaitsFor(api::stopAccepting, timeoutMs -> awaitAnswered(api, drainedPool, timeoutMs));
+      }
       // Cluster mode: routing from the membership (or one given by a test), and the peer port
       // (forwarded requests in) and the client pools (out).
       PartitionRouting effectiveRouting = clusterRouting != null ? clusterRouting
@@ -384,6 +389,33 @@ public final class TalosServer implements AutoCloseable {
             NodeState.ACTIVE, 1));
     this.peerServer = peers;
     this.peerClients = clients;
+  }
+
+  /**
+   * The wait of a drain: at most {@code timeoutMs} for every put this node received to be
+   * answered on its connection (served here or forwarded to its owner: a forwarded put is
+   * answered with the owner's reply), then, within the same bound, for the task pool to be idle
+   * (requests other nodes forwarded here). What is still unanswered at the bound is abandoned
+   * and logged: see {@link #close()} for how those are answered.
+   *
+   * @return true if nothing was left
+   */
+  private static boolean awaitAnswered(ApiHandler api, TaskPool pool, long timeoutMs) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    try {
+      boolean puts = api.awaitPutsAnswered(timeoutMs);
+      boolean tasks = pool.awaitIdle(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+      if (!puts || !tasks) {
+        LOG.warn("Drain: after {} ms ({}) {} puts received are still unanswered and the task pool is {}; abandoning"
+            + " them: a put forwarded to its owner is answered REQUEST_PROCESS_TIMEOUT (it may still be stored),"
+            + " a queued one 'shutting down, retry' (not run), one running finishes", timeoutMs,
+            ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS, api.putsInFlight(), pool);
+      }
+      return puts && tasks;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /** This node as it registers in the cluster: its id, API URL and capacity. */
@@ -771,14 +803,32 @@ public final class TalosServer implements AutoCloseable {
   public synchronized void close() {
     if (closed) return;
     closed = true;
-    // A cluster node drains first (DelayRemoved): its partitions are refused at once (retriable)
-    // and move to the other nodes without the reassign delay; appends under way finish.
-    if (cluster != null) cluster.drain();
+    // A cluster node drains first (DelayRemoved): new requests are refused at once (retriable),
+    // its partitions move to the other nodes without the reassign delay, and the puts it
+    // accepted (served here or forwarded to their owner) are answered before anything closes,
+    // up to cluster.drain.timeout.ms. A node with a given routing (no membership) does the same
+    // without the membership part.
+    if (cluster != null) {
+      cluster.drain();
+    } else if (peerClients != null) {
+      api.stopAccepting();
+      awaitAnswered(api, pool, config.getLong(ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS));
+    }
     // The pool first: waiting tasks are answered "shutting down, retry" and running ones finish,
     // so Jetty's stop finds no request still waiting for a worker.
     pool.close();
     if (peerServer != null) peerServer.close();
-    if (peerClients != null) peerClients.close();
+    if (peerClients != null) {
+      // Forwards still waiting (the drain's bound passed) fail here: answered REQUEST_PROCESS_TIMEOUT
+      // if sent ("may or may not have been served"), PARTITION_NOT_SERVING if not; those answers
+      // are written before Jetty closes the connections.
+      peerClients.close();
+      try {
+        api.awaitPutsAnswered(ABANDONED_ANSWERS_WAIT_MS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     try {
       jetty.stop();
     } catch (Exception e) {

@@ -1,6 +1,8 @@
 package io.talos.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.talos.server.cluster.MembershipView;
 import io.talos.server.cluster.NodeInfo;
 import io.talos.server.cluster.PartitionRouting;
+import io.talos.server.frontend.PartitionKeys;
 import io.talos.server.metadata.HBaseMetadataStore;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
@@ -39,6 +42,12 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
@@ -88,7 +97,8 @@ class ClusterTest {
   private static List<TalosServer> startNodes(Path tmp, List<Clock> clocks, String... extra) throws Exception {
     String name = "c" + CLUSTERS.incrementAndGet();
     List<TalosServer> nodes = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
+    int count = clocks.size();
+    for (int i = 0; i < count; i++) {
       List<String> kv = new ArrayList<>(List.of(ServerConfig.CLUSTER_ENABLED, "true",
           ServerConfig.CLUSTER_NODE_ID, "n" + i,
           ServerConfig.CLUSTER_ZOOKEEPER_ROOT, "/" + name,
@@ -106,7 +116,7 @@ class ClusterTest {
           clocks.get(i)));
     }
     long deadline = System.currentTimeMillis() + 20_000;
-    while (nodes.stream().anyMatch(n -> n.cluster().routing().assignment().view().nodes().size() != 3)) {
+    while (nodes.stream().anyMatch(n -> n.cluster().routing().assignment().view().nodes().size() != count)) {
       assertTrue(System.currentTimeMillis() < deadline, "nodes did not see each other");
       Thread.sleep(20);
     }
@@ -571,12 +581,126 @@ class ClusterTest {
     }
   }
 
-  /** A pool task that runs until {@code release} opens. */
-  private record HeldTask(java.util.concurrent.CountDownLatch release, AtomicBoolean ran)
+  /**
+   * A node asked to stop while a put it forwarded waits for the partition's owner (the owner's
+   * worker for that partition is held by the test): the client gets the put's real answer
+   * (stored, with its offset) before the stopping node closes its connection, and a put arriving
+   * once the stop began is refused PARTITION_NOT_SERVING (retriable) and never stored.
+   */
+  @Test
+  void shouldAnswerAForwardedPutBeforeStoppingAndRefuseLaterOnes(@TempDir Path tmp) throws Exception {
+    List<TalosServer> nodes = startNodes(tmp, List.of(Clock.systemUTC(), Clock.systemUTC()),
+        ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS, "60000");
+    TalosServer stopping = nodes.get(0);
+    TalosServer owner = nodes.get(1);
+    ExecutorService clients = Executors.newCachedThreadPool();
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      TopicTalosResourceName trn = RestartTest.api(stopping).createTopic("stop", 8);
+      TopicAndPartition tap = forwardedTo(stopping, owner, trn, 8);
+      AtomicBoolean held = new AtomicBoolean();
+      assertEquals(io.talos.server.scheduling.Admission.ACCEPTED, owner.taskPool().submit(
+          new HeldTask(PartitionKeys.of(tap.getTopicName(), tap.getPartitionId()), release, held)));
+      long served = owner.metrics().meter("forward.served").getCount();
+      Future<Long> first = clients.submit(() -> RestartTest.api(stopping).put(tap, List.of("first")));
+      awaitTrue(() -> owner.metrics().meter("forward.served").getCount() > served, "the owner got the forwarded put");
+
+      Future<?> stopped = clients.submit(stopping::close);
+      awaitTrue(() -> !stopping.cluster().routing().serving(), "the stop began");
+      GalaxyTalosException refused = assertThrows(GalaxyTalosException.class,
+          () -> RestartTest.api(stopping).put(tap, List.of("after-stop")));
+      assertEquals(ErrorCode.PARTITION_NOT_SERVING, refused.getErrorCode(), refused.getErrMsg());
+      assertTrue(refused.getErrMsg().contains("stopping"), refused.getErrMsg());
+      assertFalse(first.isDone(), "the forwarded put still waits for the owner");
+      assertFalse(stopped.isDone(), "the stop waits for the forwarded put");
+
+      release.countDown();
+      long offset = first.get(20, TimeUnit.SECONDS); // its real answer, on the connection to the stopping node
+      stopped.get(20, TimeUnit.SECONDS);
+      assertEquals(Map.of(offset, "first"), RestartTest.api(owner).readAll(tap, 0),
+          "the answered put is stored at its offset; the refused one is not");
+    } finally {
+      release.countDown();
+      clients.shutdownNow();
+      closeAll(nodes);
+    }
+  }
+
+  /**
+   * An owner that never answers cannot hold a stop for ever: the stopping node gives up after
+   * cluster.drain.timeout.ms and tells the client the put may or may not have been served
+   * (REQUEST_PROCESS_TIMEOUT), never that nothing was done: the owner stores it afterwards.
+   */
+  @Test
+  void shouldStopWithinTheDrainTimeoutWhenTheOwnerDoesNotAnswer(@TempDir Path tmp) throws Exception {
+    long drainTimeoutMs = 1_000;
+    List<TalosServer> nodes = startNodes(tmp, List.of(Clock.systemUTC(), Clock.systemUTC()),
+        ServerConfig.CLUSTER_DRAIN_TIMEOUT_MS, Long.toString(drainTimeoutMs));
+    TalosServer stopping = nodes.get(0);
+    TalosServer owner = nodes.get(1);
+    ExecutorService clients = Executors.newCachedThreadPool();
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      TopicTalosResourceName trn = RestartTest.api(stopping).createTopic("stuck", 8);
+      TopicAndPartition tap = forwardedTo(stopping, owner, trn, 8);
+      AtomicBoolean held = new AtomicBoolean();
+      assertEquals(io.talos.server.scheduling.Admission.ACCEPTED, owner.taskPool().submit(
+          new HeldTask(PartitionKeys.of(tap.getTopicName(), tap.getPartitionId()), release, held)));
+      long served = owner.metrics().meter("forward.served").getCount();
+      Future<Long> first = clients.submit(() -> RestartTest.api(stopping).put(tap, List.of("late")));
+      awaitTrue(() -> owner.metrics().meter("forward.served").getCount() > served, "the owner got the forwarded put");
+
+      long start = System.nanoTime();
+      stopping.close();
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(tookMs >= drainTimeoutMs && tookMs < drainTimeoutMs + 10_000, "the stop took " + tookMs + " ms");
+      ExecutionException failed = assertThrows(ExecutionException.class, () -> first.get(10, TimeUnit.SECONDS));
+      GalaxyTalosException answer = assertInstanceOf(GalaxyTalosException.class, failed.getCause());
+      assertEquals(ErrorCode.REQUEST_PROCESS_TIMEOUT, answer.getErrorCode(), answer.getErrMsg());
+      assertTrue(answer.getErrMsg().contains("may or may not have been served"), answer.getErrMsg());
+
+      release.countDown();
+      long deadline = System.currentTimeMillis() + 20_000;
+      while (!RestartTest.api(owner).readAll(tap, 0).containsValue("late")) {
+        assertTrue(System.currentTimeMillis() < deadline, "the owner never stored the abandoned put");
+        Thread.sleep(20);
+      }
+    } finally {
+      release.countDown();
+      clients.shutdownNow();
+      closeAll(nodes);
+    }
+  }
+
+  /** A partition of the topic that {@code via} routes to {@code owner} (forwards there). */
+  private static TopicAndPartition forwardedTo(TalosServer via, TalosServer owner, TopicTalosResourceName trn,
+      int partitions) {
+    String topic = trn.getTopicTalosResourceName().split("#")[1];
+    String ownerId = owner.routing().localNode().id();
+    for (int p = 0; p < partitions; p++) {
+      PartitionRouting.Route route = via.routing().route(topic, p);
+      if (route.kind() == PartitionRouting.Route.Kind.PEER && route.node().id().equals(ownerId)
+          && owner.routing().route(topic, p).kind() == PartitionRouting.Route.Kind.LOCAL) {
+        return new TopicAndPartition(topic, trn, p);
+      }
+    }
+    throw new AssertionError("no partition of " + topic + " is routed from " + via.routing().localNode().id()
+        + " to " + ownerId);
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 20_000;
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
+      Thread.sleep(5);
+    }
+  }
+
+  /** A pool task that runs until {@code release} opens; queued under {@code key}. */
+  private record HeldTask(Object key, java.util.concurrent.CountDownLatch release, AtomicBoolean ran)
       implements io.talos.server.scheduling.Task {
-    @Override
-    public Object key() {
-      return "held";
+    HeldTask(java.util.concurrent.CountDownLatch release, AtomicBoolean ran) {
+      this("held", release, ran);
     }
 
     @Override

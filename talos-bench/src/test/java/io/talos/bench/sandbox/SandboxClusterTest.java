@@ -151,10 +151,10 @@ class SandboxClusterTest {
   /**
    * Every acknowledged message is at its offset; offsets are dense from 0; no message number is
    * stored twice; the acknowledged message numbers grow with the offsets (the producing order).
-   * A put that failed without an answer (the connection to a stopping node closed) may still
-   * take effect, and is not resent: its messages may be stored, once, after later puts' (seen in
-   * one run of three; the likeliest path, not confirmed: a put a stopping node had forwarded
-   * reaching the owner after the producer went on through another node).
+   * A put that failed without an answer (a killed or paused node, or a drain past
+   * cluster.drain.timeout.ms) may still take effect, and is not resent: its messages may be
+   * stored, once, after later puts'. Such late messages are logged. (A clean stop no longer
+   * closes a connection whose forwarded put is still on its way: docs/cluster.md.)
    */
   private static void assertEveryAckReadableInOrder(String topic, PartitionLoad load) throws Exception {
     assertEquals(List.of(), load.reusedOffsets(), "offsets acknowledged twice");

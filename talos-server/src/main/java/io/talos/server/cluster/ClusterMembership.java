@@ -117,6 +117,26 @@ public final class ClusterMembership implements Closeable {
     return self;
   }
 
+  /**
+   * Whether this node's ZooKeeper session is alive now, by a round trip on the current handle: its
+   * entry exists and belongs to this session. False on any failure (disconnected, expired). The
+   * handle itself, not Curator's retrying calls: those would wait for a new session, and a new
+   * session's entry says nothing about the view this node acted on.
+   */
+  public boolean sessionConfirmed() {
+    try {
+      org.apache.zookeeper.ZooKeeper handle = zk.getZookeeperClient().getZooKeeper();
+      Stat st = handle.exists(nodesPath + "/" + self.id(), false);
+      return st != null && st.getEphemeralOwner() == handle.getSessionId();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (Exception e) {
+      LOG.info("ZooKeeper session of node {} not confirmed: {}", self.id(), e.toString());
+      return false;
+    }
+  }
+
   /** Announces a new state (DRAINING) of this node. */
   public synchronized void setState(NodeState state) throws IOException {
     self = self.withState(state);

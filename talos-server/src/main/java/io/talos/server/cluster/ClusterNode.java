@@ -57,6 +57,8 @@ public final class ClusterNode implements AutoCloseable {
   private volatile boolean closed;
   /** Told the members' ids after every applied view (the peer client pools of departed nodes close). */
   private volatile Consumer<Set<String>> membersListener = ids -> { };
+  /** Makes the front-end refuse new requests (retriable) from the start of a drain. */
+  private volatile Runnable stopAccepting = () -> { };
   /** Waits up to the given ms for the requests in flight to finish; true if they did. */
   private volatile LongPredicate inFlightDone = timeoutMs -> true;
   /** Partition requests this node served so far (its load is measured from it). */
@@ -154,6 +156,7 @@ public final class ClusterNode implements AutoCloseable {
         this::drainRequested);
     routing.connected(true);
     ClusterMembership joined = membership;
+    owned.confirmSessionWith(joined::sessionConfirmed);
     String id = routing.localNode().id();
     LoadPublisher publisher = new LoadPublisher(settings.loadPublishing(), requestCount,
         () -> routing.assignment().factor(id), (double) settings.loadFactors().floorPerSec() * settings.capacity(),
@@ -186,11 +189,13 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   /**
-   * What {@link #drain} waits for before it gives the partitions up: {@code inFlightDone} waits at
-   * most the ms it is given for the requests this node accepted (queued or running) to be
-   * answered, and says whether they were.
+   * What {@link #drain} does with the requests: {@code stopAccepting} first (new puts and gets,
+   * of any partition, are refused, retriable), then {@code inFlightDone} waits at most the ms it
+   * is given for the requests this node accepted (queued, running, or forwarded to their owner)
+   * to be answered, and says whether they were.
    */
-  public void drainWaitsFor(LongPredicate inFlightDone) {
+  public void drainWaitsFor(Runnable stopAccepting, LongPredicate inFlightDone) {
+    this.stopAccepting = stopAccepting;
     this.inFlightDone = inFlightDone;
   }
 
@@ -244,15 +249,18 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   /**
-   * Clean shutdown's first half (DelayRemoved): stops serving this node's partitions at once
-   * (new requests for them: PARTITION_NOT_SERVING, retriable), announces DRAINING so the others take
-   * them over without the reassign delay, waits up to {@code cluster.drain.timeout.ms} for the
-   * requests already accepted (queued or running) to be answered, and releases the partitions (each
-   * log closed after its append under way). Completes {@link #drained()}. Idempotent.
+   * Clean shutdown's first half (DelayRemoved): stops accepting requests at once (new puts and
+   * gets: PARTITION_NOT_SERVING, retriable, whether this node owns their partition or would
+   * forward them), announces DRAINING so the others take its partitions over without the
+   * reassign delay, waits up to {@code cluster.drain.timeout.ms} for the requests already
+   * accepted (queued, running, or forwarded to another node) to be answered, and releases the
+   * partitions (each log closed after its append under way). Completes {@link #drained()}.
+   * Idempotent.
    */
   public void drain() {
     synchronized (drained) {
       if (drained.isDone()) return;
+      stopAccepting.run(); // before routing says DRAINING: whoever sees DRAINING sees the refusal
       routing.draining();
       ClusterMembership m = membership;
       if (m != null) {

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +28,11 @@ import org.slf4j.LoggerFactory;
  * open proceed: that claims the partition directory on HDFS (a newer owner marker), recovers the
  * lease of every segment still open and reads their recovered length before the first append is
  * acknowledged. A log found fenced while the assignment still says this node owns it (another
- * node claimed it under a stale view) is released and claimed again.
+ * node claimed it under a stale view) is released and claimed again. Every claim (first or again)
+ * waits for a round trip to ZooKeeper confirming this node's session is alive ({@link
+ * #confirmSessionWith}): a node woken from a pause longer than its session still holds its old
+ * view and believes itself connected until its ZooKeeper client reports the loss, and a claim
+ * then would recover the new owner's lease under its live writes.
  *
  * <p>{@link #reconcile} (after every new view or loss of the connection) releases every partition
  * no longer served here: its log is closed (after the append under way) and sealed unless another
@@ -44,6 +49,8 @@ public final class OwnedPartitions implements PartitionWriteGate {
   private final PartitionOwnerEpochs epochs;
   private final PartitionLogs logs;
   private final Map<Key, PartitionOwner> owned = new ConcurrentHashMap<>();
+  /** Asked before claiming back a fenced partition: true only if this node's session is confirmed alive now. */
+  private volatile BooleanSupplier sessionConfirmed = () -> true;
   private final Object[] locks = new Object[64];
 
   public OwnedPartitions(AssignmentRouting routing, PartitionOwnerEpochs epochs, PartitionLogs logs) {
@@ -64,6 +71,14 @@ public final class OwnedPartitions implements PartitionWriteGate {
     return locks[Math.floorMod(k.hashCode(), locks.length)];
   }
 
+  /**
+   * How a claim confirms this node's session first (a ZooKeeper round trip, once per claim: the
+   * claim itself costs an HBase compare-and-set and the HDFS open).
+   */
+  public void confirmSessionWith(BooleanSupplier sessionConfirmed) {
+    this.sessionConfirmed = sessionConfirmed;
+  }
+
   @Override
   public void checkWritable(String topicResourceName, int partitionId) throws IOException {
     Key key = new Key(topicResourceName, partitionId);
@@ -72,6 +87,11 @@ public final class OwnedPartitions implements PartitionWriteGate {
     synchronized (lock(key)) {
       PartitionOwner held = owned.get(key);
       if (held != null && !logs.isFenced(topicResourceName, partitionId)) return;
+      // Before any claim (a fenced one stays in owned until then, so the next request asks again).
+      if (!sessionConfirmed.getAsBoolean()) {
+        throw new NotOwnedException("partition " + partitionId + " of " + topicResourceName + " is not claimed:"
+            + " this node's ZooKeeper session is not confirmed alive (its view of the owners may be stale)");
+      }
       if (held != null) {
         owned.remove(key);
         LOG.info("Partition {} of {} was taken over under epoch > {} while assigned here; claiming it again",

@@ -73,6 +73,11 @@ public final class PeerClient implements AutoCloseable {
     final ForwardedRequest request;
     final CompletableFuture<byte[]> future = new CompletableFuture<>();
     volatile Channel channel;
+    /**
+     * Set once, by whichever comes first: the writer about to put the request on a connection,
+     * or {@link #close} giving it up unsent. Decides whether the caller may be told "not sent".
+     */
+    final java.util.concurrent.atomic.AtomicBoolean claimed = new java.util.concurrent.atomic.AtomicBoolean();
 
     Pending(ForwardedRequest request) {
       this.request = request;
@@ -216,7 +221,7 @@ public final class PeerClient implements AutoCloseable {
     PeerFrames.Out out = ByteBufFrames.out(buf);
     for (long id : ids) {
       Pending p = pending.get(id);
-      if (p == null) continue;
+      if (p == null || !p.claimed.compareAndSet(false, true)) continue; // timed out, or the pool closed
       p.channel = ch;
       PeerFrames.writeRequest(out, id, p.request);
       count++;
@@ -336,8 +341,16 @@ public final class PeerClient implements AutoCloseable {
   public void close() {
     closed = true;
     if (sender != null) sender.interrupt();
-    for (Long id : List.copyOf(pending.keySet())) {
-      fail(id, PeerException.Reason.UNAVAILABLE, "the client pool of node " + peer.id() + " closed");
+    // A request already written may be served by the peer after this: the caller must not be
+    // told "nothing was done" (UNAVAILABLE), only that there was no answer.
+    for (Map.Entry<Long, Pending> e : List.copyOf(pending.entrySet())) {
+      if (!e.getValue().claimed.compareAndSet(false, true)) {
+        fail(e.getKey(), PeerException.Reason.NO_ANSWER, "the client pool of node " + peer.id()
+            + " closed before its answer; the request may or may not have been served");
+      } else {
+        fail(e.getKey(), PeerException.Reason.UNAVAILABLE, "the client pool of node " + peer.id()
+            + " closed; the request was not sent");
+      }
     }
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
   }

@@ -50,7 +50,8 @@ public final class PeerClients implements AutoCloseable {
 
   /**
    * Closes the pool of every peer not in {@code memberIds} (a node that left the cluster): its
-   * requests still waiting fail UNAVAILABLE (retriable). A later forward to such a node (it came
+   * requests still waiting fail (retriable): UNAVAILABLE if not sent yet, NO_ANSWER if sent (the
+   * node may have served them). A later forward to such a node (it came
    * back) makes a new pool.
    *
    * @return how many pools were closed

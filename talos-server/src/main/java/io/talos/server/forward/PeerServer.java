@@ -53,6 +53,11 @@ public final class PeerServer implements AutoCloseable {
   private final int maxFrameBytes;
   private final long handshakeTimeoutMs;
   private final SecureRandom random = new SecureRandom();
+  /** The accepted connections (each removes itself when it closes). */
+  private final io.netty.channel.group.ChannelGroup connections =
+      new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+  /** Longest wait in {@link #close} for the replies already queued to be written. */
+  private static final long CLOSE_FLUSH_WAIT_MS = 1_000;
 
   public PeerServer(String host, int port, int threads, int maxFrameBytes, long handshakeTimeoutMs,
       ClusterSecret secret, ForwardedCalls calls, MetricRegistry metrics) throws InterruptedException {
@@ -69,6 +74,7 @@ public final class PeerServer implements AutoCloseable {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
+              connections.add(ch);
               ch.pipeline().addLast(new PeerFrameDecoder(PeerFrames.HANDSHAKE_MAX_FRAME_BYTES), new Connection());
             }
           })
@@ -84,9 +90,22 @@ public final class PeerServer implements AutoCloseable {
     return ((InetSocketAddress) channel.localAddress()).getPort();
   }
 
+  /**
+   * Stops accepting, then lets each connection write the replies already queued on its event
+   * loop (a reply to a request served during the drain must reach the forwarding node; the
+   * shutdown of the event loops closes the connections before running what is queued), at most
+   * {@link #CLOSE_FLUSH_WAIT_MS} in all, then closes every connection.
+   */
   @Override
   public void close() {
     channel.close().awaitUninterruptibly();
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_FLUSH_WAIT_MS);
+    for (Channel ch : connections) {
+      // Queued after the flushes already scheduled on this loop: done means they ran.
+      long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (leftMs <= 0) break;
+      ch.eventLoop().submit(() -> { }).awaitUninterruptibly(leftMs);
+    }
     boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
   }

@@ -168,6 +168,9 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
   /** Where long-polling gets park; null when long poll is off. */
   private final FetchWaiters waiters;
 
+  /** Puts received and not answered yet, and whether this node stopped accepting (see {@link #stopAccepting}). */
+  private final InFlightPuts inFlightPuts = new InFlightPuts();
+
   /**
    * @param services path segment after /v1/api/ (topic, message, consumer, quota) → its service,
    *     already wrapped in an {@link ErrorBoundary}, with the generated processor's function map
@@ -218,6 +221,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     this.pool = pool;
     this.maxWaitingBytes = maxWaitingBytes;
     metrics.gauge("pool.waiting.bytes", () -> waitingBytes::get);
+    metrics.gauge("message.put.inflight", () -> inFlightPuts::count);
     this.messages = messages;
     this.putPriority = pool.config().priorityOf("put");
     this.getPriority = pool.config().priorityOf("get");
@@ -234,7 +238,10 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
   public record Service(Object implementation, @SuppressWarnings("rawtypes") Map functions) {}
 
   @Override
-  public boolean handle(Request request, Response response, Callback callback) {
+  public boolean handle(Request request, Response response, Callback received) {
+    // A put counts as in flight from here until its answer is written, whichever way it is
+    // answered (route() handles every API path, so the wrapped callback is always completed).
+    Callback callback = isApiPut(request) ? inFlightPuts.track(received) : received;
     try {
       return route(request, response, callback);
     } catch (OutOfMemoryError e) {
@@ -250,6 +257,12 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       return error(response, callback, 500, queryParam(request.getHttpURI().getQuery(), "type"),
           TApplicationException.INTERNAL_ERROR, "internal error: " + e);
     }
+  }
+
+  private static boolean isApiPut(Request request) {
+    String path = request.getHttpURI().getPath();
+    return path != null && path.equals(API_PREFIX + "message")
+        && "putMessage".equals(queryParam(request.getHttpURI().getQuery(), "type"));
   }
 
   private boolean route(Request request, Response response, Callback callback) {
@@ -394,6 +407,14 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       // signed X-Xiaomi-Timestamp shows (to the second).
       long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
       TopicAndPartition partition = partitionOf(call);
+      if (inFlightPuts.stopped() && partition != null) {
+        timer.stop();
+        forgetReplay.run(); // nothing ran
+        metrics.meter("requests.refused.stopping").mark();
+        reply(response, callback, ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(),
+            notServing(partition, "this node is stopping"), metrics, ctx)));
+        return;
+      }
       PartitionRouting.Route route = routeOf(partition);
       if (route.kind() == PartitionRouting.Route.Kind.PEER) {
         forward(response, callback, timer, call, ctx, route.node(), new ForwardedRequest(credential.secretKeyId(),
@@ -657,6 +678,12 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       return;
     }
     TopicAndPartition partition = partitionOf(call);
+    if (inFlightPuts.stopped() && partition != null) {
+      metrics.meter("requests.refused.stopping").mark();
+      sink.accept(ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(), notServing(partition,
+          "this node is stopping"), metrics, ctx)));
+      return;
+    }
     PartitionRouting.Route route = routeOf(partition);
     if (route.kind() != PartitionRouting.Route.Kind.LOCAL) {
       metrics.meter("forward.refused.not.owner").mark();
@@ -693,6 +720,37 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
   private volatile PartitionRouting routing;
   private volatile PeerClients forwarder;
   private volatile long forwardTimeoutMs;
+
+  /**
+   * The first step of a clean stop: from now on puts and gets (received or forwarded here) are
+   * refused PARTITION_NOT_SERVING (retriable, nothing done: the client goes to another node),
+   * and long-polling gets are answered at once. The puts accepted before are still served and
+   * answered ({@link #awaitPutsAnswered}). Idempotent.
+   */
+  public void stopAccepting() {
+    inFlightPuts.stop();
+    if (waiters != null) waiters.close();
+  }
+
+  /** Whether {@link #stopAccepting} was called. */
+  public boolean stoppedAccepting() {
+    return inFlightPuts.stopped();
+  }
+
+  /**
+   * Waits at most {@code timeoutMs} until every put this front-end received (served here or
+   * forwarded to its owner) has been answered on its connection.
+   *
+   * @return true if none is left unanswered
+   */
+  public boolean awaitPutsAnswered(long timeoutMs) throws InterruptedException {
+    return inFlightPuts.awaitNone(timeoutMs);
+  }
+
+  /** Puts received and not answered yet. */
+  public int putsInFlight() {
+    return inFlightPuts.count();
+  }
 
   /** Writes an {@link #AUDITED} call and its outcome; never its secrets (see {@link #auditDetail}). */
   @SuppressWarnings("rawtypes")

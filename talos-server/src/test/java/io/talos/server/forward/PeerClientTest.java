@@ -3,6 +3,7 @@ package io.talos.server.forward;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.codahale.metrics.MetricRegistry;
@@ -55,6 +56,34 @@ class PeerClientTest {
         assertEquals(1, metrics.meter("forward.peer.frames.sent").getCount(), "20 requests in one frame");
         assertEquals(1, serverMetrics.meter("forward.peer.frames.received").getCount());
         assertEquals(0, client.runOnce(0), "nothing left");
+      } finally {
+        client.close();
+      }
+    }
+  }
+
+  /**
+   * Closing the pool (a stopping node past its drain timeout, a peer that left) fails a request
+   * already written NO_ANSWER (the owner may still serve it) and only one never written UNAVAILABLE
+   * (nothing was done, safe to retry).
+   */
+  @Test
+  void closeFailsASentRequestNoAnswerAndAnUnsentOneUnavailable() throws Exception {
+    ConcurrentLinkedQueue<Consumer<byte[]>> held = new ConcurrentLinkedQueue<>();
+    try (PeerServer server = new PeerServer("127.0.0.1", 0, 1, 1 << 20, 2000, SECRET, (r, reply) -> held.add(reply),
+        new MetricRegistry())) {
+      PeerClient client = new PeerClient(node(server), "a", SECRET, new PeerClient.Settings(1, 1, 100, true, 5000, 1 << 20),
+          new MetricRegistry(), false);
+      try {
+        CompletableFuture<byte[]> sent = client.send(request("sent"), 60_000);
+        assertEquals(1, client.runOnce(0));
+        while (held.isEmpty()) Thread.sleep(10); // it reached the owner
+        CompletableFuture<byte[]> queued = client.send(request("queued"), 60_000); // no send round: never written
+        client.close();
+        PeerException sentFailure = failure(sent);
+        assertEquals(PeerException.Reason.NO_ANSWER, sentFailure.reason(), sentFailure.getMessage());
+        assertTrue(sentFailure.getMessage().contains("may or may not have been served"), sentFailure.getMessage());
+        assertEquals(PeerException.Reason.UNAVAILABLE, failure(queued).reason());
       } finally {
         client.close();
       }
