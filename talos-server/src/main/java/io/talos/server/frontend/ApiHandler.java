@@ -259,6 +259,16 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     }
   }
 
+  /** Answers a partition call PARTITION_NOT_SERVING (retriable) before anything ran, counted on {@code meter}. */
+  private void refuseNotServing(Response response, Callback callback, Timer.Context timer, Runnable forgetReplay,
+      ThriftDispatcher.Call call, RequestContext ctx, TopicAndPartition partition, String meter, String why) {
+    timer.stop();
+    forgetReplay.run(); // nothing ran
+    metrics.meter(meter).mark();
+    reply(response, callback, ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(),
+        notServing(partition, why), metrics, ctx)));
+  }
+
   private static boolean isApiPut(Request request) {
     String path = request.getHttpURI().getPath();
     return path != null && path.equals(API_PREFIX + "message")
@@ -408,11 +418,8 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       long clockOffsetMs = clock.millis() - claim.clientTimestampSecs() * 1000;
       TopicAndPartition partition = partitionOf(call);
       if (inFlightPuts.stopped() && partition != null) {
-        timer.stop();
-        forgetReplay.run(); // nothing ran
-        metrics.meter("requests.refused.stopping").mark();
-        reply(response, callback, ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(),
-            notServing(partition, "this node is stopping"), metrics, ctx)));
+        refuseNotServing(response, callback, timer, forgetReplay, call, ctx, partition,
+            "requests.refused.stopping", "this node is stopping");
         return;
       }
       PartitionRouting.Route route = routeOf(partition);
@@ -423,11 +430,8 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
         return;
       }
       if (route.kind() == PartitionRouting.Route.Kind.NOT_SERVING) {
-        timer.stop();
-        forgetReplay.run(); // nothing ran
-        metrics.meter("routing.not.serving").mark();
-        reply(response, callback, ThriftDispatcher.errorReply(call, ErrorBoundary.answer(call.method(),
-            notServing(partition, "no node serves it right now"), metrics, ctx)));
+        refuseNotServing(response, callback, timer, forgetReplay, call, ctx, partition,
+            "routing.not.serving", "no node serves it right now");
         return;
       }
       long held = bodyLength;
