@@ -88,12 +88,13 @@ public final class TalosClientConfig {
               + " answer's buffer grows with what arrives, whatever length it declares. The default"
               + " covers a getMessage answer of a server with default limits (one block of up to 32"
               + " MiB); must be at least maxFetchBytes.")
-      .define(BODY_DIGEST, Type.STRING, BodyDigest.SHA256.configName(),
-          Validator.oneOf(BodyDigest.SHA256.configName(), BodyDigest.MD5.configName()),
-          "Digest of the request body that the signature covers: SHA-256 (header"
-              + " X-Xiaomi-Content-SHA256; stronger, and cheaper on CPUs with SHA instructions) or"
-              + " MD5 (header X-Xiaomi-Content-MD5, as the SDK 2.0.2 sends; for servers that do"
-              + " not know SHA-256).")
+      .define(BODY_DIGEST, Type.STRING, BodyDigest.AES_GCM.configName(),
+          Validator.oneOf(BodyDigest.AES_GCM.configName(), BodyDigest.SHA256.configName(),
+              BodyDigest.MD5.configName()),
+          "How the signature covers the request body: AES-GCM (header X-Xiaomi-Content-Tag, a tag"
+              + " keyed by the secret; the cheapest, 2.5-3x faster than SHA-256), SHA-256 (header"
+              + " X-Xiaomi-Content-SHA256; for Talos servers of the previous version) or MD5 (header"
+              + " X-Xiaomi-Content-MD5, as the SDK 2.0.2 sends; for servers that know neither).")
       .section("Messages")
       .define(MAX_MESSAGE_BYTES, Type.INT, PROTOCOL_MAX_MESSAGE_BYTES,
           Validator.between(1, PROTOCOL_MAX_MESSAGE_BYTES),

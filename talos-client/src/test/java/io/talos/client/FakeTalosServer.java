@@ -182,10 +182,15 @@ public final class FakeTalosServer implements AutoCloseable {
     String auth = exchange.getRequestHeaders().getFirst(GalaxySigner.AUTHORIZATION);
     String prefix = GalaxySigner.SCHEME_V3 + " " + KEY_ID + ":";
     if (auth == null || !auth.startsWith(prefix)) return "bad Authorization header: " + auth;
-    // Our clients send the body's SHA-256 by default, the SDK its MD5: exactly one of them.
+    // Our clients send an AES-GCM tag by default (or the SHA-256 when told), the SDK its MD5:
+    // exactly one of them.
+    String tag = exchange.getRequestHeaders().getFirst(io.talos.common.auth.BodyTag.HEADER);
     String sha256 = exchange.getRequestHeaders().getFirst(GalaxySigner.CONTENT_SHA256);
     String md5 = exchange.getRequestHeaders().getFirst(GalaxySigner.CONTENT_MD5);
-    if ((sha256 == null) == (md5 == null)) return "want exactly one body digest header";
+    if ((tag != null ? 1 : 0) + (sha256 != null ? 1 : 0) + (md5 != null ? 1 : 0) != 1) {
+      return "want exactly one body digest header";
+    }
+    if (tag != null && !io.talos.common.auth.BodyTag.matches(SECRET, tag, body, 0, body.length)) return "bad content tag";
     if (sha256 != null && !GalaxySigner.contentSha256Hex(body, 0, body.length).equals(sha256)) {
       return "bad content sha256";
     }

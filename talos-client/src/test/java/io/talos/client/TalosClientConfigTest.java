@@ -134,15 +134,20 @@ class TalosClientConfigTest {
   }
 
   @Test
-  void shouldSignWithSha256UnlessToldMd5() {
+  void shouldSignWithTheAesGcmTagUnlessToldOtherwise() {
     TalosClientConfig.Builder b = TalosClientConfig.builder().credentials("k", "s");
-    assertEquals(BodyDigest.SHA256, b.build().bodyDigest());
+    assertEquals(BodyDigest.AES_GCM, b.build().bodyDigest());
+    assertEquals(BodyDigest.SHA256, b.bodyDigest(BodyDigest.SHA256).build().bodyDigest());
     assertEquals(BodyDigest.MD5, b.bodyDigest(BodyDigest.MD5).build().bodyDigest());
     Properties p = new Properties();
     p.setProperty("secretKeyId", "k");
     p.setProperty("secretKey", "s");
     p.setProperty("bodyDigest", "MD5");
     assertEquals(BodyDigest.MD5, TalosClientConfig.fromProperties(p).bodyDigest());
+    p.setProperty("bodyDigest", "SHA-256");
+    assertEquals(BodyDigest.SHA256, TalosClientConfig.fromProperties(p).bodyDigest());
+    p.setProperty("bodyDigest", "AES-GCM");
+    assertEquals(BodyDigest.AES_GCM, TalosClientConfig.fromProperties(p).bodyDigest());
     p.setProperty("bodyDigest", "SHA1");
     ConfigException e = assertThrows(ConfigException.class, () -> TalosClientConfig.fromProperties(p));
     assertTrue(e.getMessage().contains("bodyDigest=SHA1"), e.getMessage());

@@ -1,6 +1,7 @@
 package io.talos.client.internals;
 
 import io.talos.client.BodyDigest;
+import io.talos.common.auth.BodyTag;
 import io.talos.common.auth.GalaxySigner;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -13,7 +14,9 @@ import java.util.Map;
 /**
  * The headers of one signed Talos request, as the SDK 2.0.2 sends them (with
  * {@link BodyDigest#MD5}; with {@link BodyDigest#SHA256} the MD5 line is replaced by
- * {@code X-Xiaomi-Content-SHA256: <lower-case hex SHA-256 of the body>}):
+ * {@code X-Xiaomi-Content-SHA256: <lower-case hex SHA-256 of the body>}, with
+ * {@link BodyDigest#AES_GCM}, the default, by {@code X-Xiaomi-Content-Tag} as {@link BodyTag}
+ * defines):
  *
  * <pre>
  *   Content-Type:         application/x-thrift-compact
@@ -27,7 +30,7 @@ import java.util.Map;
  *
  * The signature covers the other headers and the URI path as {@link GalaxySigner} defines.
  *
- * <p>Stateless and thread-safe.
+ * <p>Thread-safe. Its only state is the {@link BodyTag.Sealer}'s key and nonce counter.
  */
 public final class RequestSigner {
   public static final String CONTENT_TYPE = "application/x-thrift-compact";
@@ -39,11 +42,13 @@ public final class RequestSigner {
   private final String secretKeyId;
   private final String secretKey;
   private final BodyDigest bodyDigest;
+  private final BodyTag.Sealer sealer;
 
   public RequestSigner(String secretKeyId, String secretKey, BodyDigest bodyDigest) {
     this.secretKeyId = secretKeyId;
     this.secretKey = secretKey;
     this.bodyDigest = bodyDigest;
+    this.sealer = bodyDigest == BodyDigest.AES_GCM ? new BodyTag.Sealer(secretKey) : null;
   }
 
   /**
@@ -76,10 +81,10 @@ public final class RequestSigner {
     headers.put("User-Agent", ClientVersion.userAgent());
     headers.put(GalaxySigner.TIMESTAMP, epochSeconds);
     headers.put(GalaxySigner.DATE, date);
-    if (bodyDigest == BodyDigest.SHA256) {
-      headers.put(GalaxySigner.CONTENT_SHA256, GalaxySigner.contentSha256Hex(body, 0, length));
-    } else {
-      headers.put(GalaxySigner.CONTENT_MD5, GalaxySigner.contentMd5Hex(body, 0, length));
+    switch (bodyDigest) {
+      case AES_GCM -> headers.put(BodyTag.HEADER, sealer.header(body, 0, length));
+      case SHA256 -> headers.put(GalaxySigner.CONTENT_SHA256, GalaxySigner.contentSha256Hex(body, 0, length));
+      case MD5 -> headers.put(GalaxySigner.CONTENT_MD5, GalaxySigner.contentMd5Hex(body, 0, length));
     }
     Map<String, List<String>> signed = new LinkedHashMap<>();
     headers.forEach((name, value) -> signed.put(name, List.of(value)));

@@ -71,6 +71,27 @@ class RequestSignerTest {
   }
 
   @Test
+  void shouldSendAnAesGcmTagOfTheBodyByDefaultAndSignIt() {
+    RequestSigner tagged = new RequestSigner("key-id", "s3cret", BodyDigest.AES_GCM);
+    Map<String, String> headers = tagged.headers(PATH, QUERY, BODY, NOW_MS);
+    assertEquals(List.of("Content-Type", "Accept", "User-Agent", "X-Xiaomi-Timestamp",
+        "x-xiaomi-date", "X-Xiaomi-Content-Tag", "Authorization"), List.copyOf(headers.keySet()));
+    String tag = headers.get("X-Xiaomi-Content-Tag");
+    assertTrue(io.talos.common.auth.BodyTag.matches("s3cret", tag, BODY, 0, BODY.length), tag);
+    assertTrue(!io.talos.common.auth.BodyTag.matches("other", tag, BODY, 0, BODY.length));
+    Map<String, List<String>> received = new LinkedHashMap<>();
+    headers.forEach((k, v) -> {
+      if (!k.equals("Authorization")) received.put(k, List.of(v));
+    });
+    assertTrue(GalaxySigner.stringToSign("POST", PATH, QUERY, received)
+        .contains("x-xiaomi-content-tag:" + tag + "\n"));
+    assertEquals("Galaxy-V3 key-id:" + GalaxySigner.sign("s3cret",
+        GalaxySigner.stringToSign("POST", PATH, QUERY, received)), headers.get("Authorization"));
+    // every request takes a new nonce, so the same body gets a different tag
+    assertTrue(!tag.equals(tagged.headers(PATH, QUERY, BODY, NOW_MS).get("X-Xiaomi-Content-Tag")));
+  }
+
+  @Test
   void shouldFormatDateAndDigestLikeTheSdk() {
     Map<String, String> headers = signer.headers(PATH, QUERY, BODY, NOW_MS);
     assertEquals(HttpUtils.getGMTDatetime(new Date(NOW_MS)), headers.get("x-xiaomi-date"));

@@ -1,5 +1,6 @@
 package io.talos.server.auth;
 
+import io.talos.common.auth.BodyTag;
 import io.talos.common.auth.GalaxySigner;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.MetadataStore;
@@ -19,9 +20,10 @@ import java.util.Optional;
  * one of its valid secrets: the current one, or during a rotation's grace period the previous
  * one (else 401; "revoked" is said only to a request signed with the revoked credential's secret).
  * All of that needs the headers only (the signature covers the body's digest header, not the
- * body), so it is done before the body is read; then the body's digest must equal that header
- * (else 401: the body is not the one that was signed). The digest header is exactly one of
- * {@code X-Xiaomi-Content-SHA256} (hex SHA-256, what our clients send) and
+ * body), so it is done before the body is read; then the body must match that header (else 401:
+ * the body is not the one that was signed). The header is exactly one of
+ * {@code X-Xiaomi-Content-Tag} (an AES-GCM tag keyed by the secret, see {@link BodyTag}: what our
+ * clients send by default), {@code X-Xiaomi-Content-SHA256} (hex SHA-256) and
  * {@code X-Xiaomi-Content-MD5} (hex MD5, what the SDK 2.0.2 sends).
  *
  * <p>Thread-safe.
@@ -140,13 +142,30 @@ public final class Authenticator {
   }
 
   /**
-   * Checks that the body is the one signed: its SHA-256 equals the signed
-   * {@code X-Xiaomi-Content-SHA256} header (our clients), or its MD5 the signed
-   * {@code X-Xiaomi-Content-MD5} header (the SDK 2.0.2); {@link #verifySignature} has made sure
-   * there is exactly one of the two.
+   * Checks that the body is the one signed: the signed {@code X-Xiaomi-Content-Tag} is its tag
+   * under one of the credential's valid secrets (our clients), or its SHA-256 equals the signed
+   * {@code X-Xiaomi-Content-SHA256} header, or its MD5 the signed {@code X-Xiaomi-Content-MD5}
+   * header (the SDK 2.0.2); {@link #verifySignature} has made sure there is exactly one of them.
+   *
+   * @param credential the credential {@link #verifySignature} returned for these headers
    */
-  public void verifyBody(Map<String, List<String>> headers, byte[] body, int bodyLength) throws AuthenticationException {
-    // One pass over the body with this thread's digest, compared without building strings.
+  public void verifyBody(Map<String, List<String>> headers, Credential credential, byte[] body, int bodyLength)
+      throws AuthenticationException {
+    // One pass over the body with this thread's cipher or digest, compared without building strings.
+    String tag = header(headers, BodyTag.HEADER);
+    if (tag != null) {
+      try {
+        // Normally one secret; during a rotation's grace period the new one is tried first, and
+        // the signature was made with one of the two, so the tag matches under it.
+        for (String secret : credential.validSecrets(clock.millis())) {
+          if (BodyTag.matches(secret, tag, body, 0, bodyLength)) return;
+        }
+      } catch (IllegalArgumentException e) {
+        throw new AuthenticationException(401, e.getMessage(), credential.secretKeyId());
+      }
+      throw new AuthenticationException(401, BodyTag.HEADER + " does not match the request body",
+          credential.secretKeyId());
+    }
     String sha256 = header(headers, GalaxySigner.CONTENT_SHA256);
     if (sha256 != null) {
       if (!GalaxySigner.sha256HeaderMatches(sha256.trim(), GalaxySigner.contentSha256(body, 0, bodyLength))) {
@@ -162,24 +181,27 @@ public final class Authenticator {
   }
 
   private static AuthenticationException missingBodyDigest() {
-    return new AuthenticationException(401, "missing body digest: send " + GalaxySigner.CONTENT_SHA256
+    return new AuthenticationException(401, "missing body digest: send " + BodyTag.HEADER
+        + " (AES-GCM tag of the body, see docs/security.md), " + GalaxySigner.CONTENT_SHA256
         + " (hex SHA-256 of the body) or " + GalaxySigner.CONTENT_MD5 + " (hex MD5 of the body)");
   }
 
   /**
    * Checks the signature, which covers the method, path, sub-resource query parameters and the
    * {@code x-xiaomi-*} headers (the body through its digest header): no body needed. A request
-   * without a body digest header, or with both kinds, is refused here, before its body is read.
+   * without a body digest header, or with more than one, is refused here, before its body is read.
    */
   public Credential verifySignature(Claim claim, String method, String path, String query,
       Map<String, List<String>> headers) throws AuthenticationException {
-    boolean md5 = header(headers, GalaxySigner.CONTENT_MD5) != null;
-    boolean sha256 = header(headers, GalaxySigner.CONTENT_SHA256) != null;
-    if (!md5 && !sha256) throw missingBodyDigest();
-    if (md5 && sha256) {
+    int digests = (header(headers, GalaxySigner.CONTENT_MD5) != null ? 1 : 0)
+        + (header(headers, GalaxySigner.CONTENT_SHA256) != null ? 1 : 0)
+        + (header(headers, BodyTag.HEADER) != null ? 1 : 0);
+    if (digests == 0) throw missingBodyDigest();
+    if (digests > 1) {
       // One digest is checked; a second, unchecked one would be a signed value nobody verified.
-      throw new AuthenticationException(401, "both " + GalaxySigner.CONTENT_SHA256 + " and "
-          + GalaxySigner.CONTENT_MD5 + " sent: send one body digest header");
+      throw new AuthenticationException(401, "more than one of " + BodyTag.HEADER + ", "
+          + GalaxySigner.CONTENT_SHA256 + " and " + GalaxySigner.CONTENT_MD5
+          + " sent: send one body digest header");
     }
     String keyId = claim.credential().secretKeyId();
     String stringToSign;

@@ -296,7 +296,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     }
     String query = request.getHttpURI().getQuery();
     // Everything the headers can prove is checked before a byte of the body is read: the
-    // signature covers the body's MD5 header, not the body, so a client without the secret key
+    // signature covers the body's digest header, not the body, so a client without the secret key
     // cannot make the server receive or buffer anything.
     Authenticator.Claim claim;
     Credential credential;
@@ -372,7 +372,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     byte[] body = received.bytes();
     int bodyLength = received.length();
     try {
-      authenticator.verifyBody(headers, body, bodyLength);
+      authenticator.verifyBody(headers, credential, body, bodyLength);
     } catch (AuthenticationException e) {
       received.release();
       authenticationError(request, response, callback, e);

@@ -57,7 +57,7 @@ public final class OpsAdminAuth {
       Authenticator.Claim claim = authenticator.checkHeaders(headers);
       credential = authenticator.verifySignature(claim, request.getMethod(), request.getHttpURI().getPath(),
           request.getHttpURI().getQuery(), headers);
-      authenticator.verifyBody(headers, EMPTY, 0);
+      authenticator.verifyBody(headers, credential, EMPTY, 0);
     } catch (AuthenticationException e) {
       String hint = e.httpStatus() == 401
           ? " (this path needs a request signed with the admin credential, like the API; see docs/operations.md)" : "";

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.talos.common.auth.BodyTag;
 import io.talos.common.auth.GalaxySigner;
 import io.talos.server.auth.Authenticator.AuthenticationException;
 import io.talos.server.metadata.Credential;
@@ -132,8 +133,8 @@ class AuthenticatorTest {
     sign(good, "Galaxy-V3", "TKID", "secret");
     authenticator.verifySignature(authenticator.checkHeaders(good), "POST", "/v1/api/topic", "id=1&type=x", good);
     assertEquals(401, assertThrows(AuthenticationException.class,
-        () -> authenticator.verifyBody(good, "other".getBytes(StandardCharsets.UTF_8), 5)).httpStatus());
-    authenticator.verifyBody(good, body, body.length);
+        () -> authenticator.verifyBody(good, credential(), "other".getBytes(StandardCharsets.UTF_8), 5)).httpStatus());
+    authenticator.verifyBody(good, credential(), body, body.length);
   }
 
   /** Our clients' headers: the body's SHA-256 in X-Xiaomi-Content-SHA256 instead of the MD5. */
@@ -199,7 +200,71 @@ class AuthenticatorTest {
   /** What the front-end does: headers, then the signature, then (once it has arrived) the body. */
   private Credential verify(Map<String, List<String>> h, String path, byte[] body) throws AuthenticationException {
     Credential credential = authenticator.verifySignature(authenticator.checkHeaders(h), "POST", path, "id=1&type=x", h);
-    authenticator.verifyBody(h, body, body.length);
+    authenticator.verifyBody(h, credential, body, body.length);
     return credential;
+  }
+
+  private Credential credential() {
+    return store.credential("TKID").orElseThrow();
+  }
+
+  /** Our clients' default headers: an AES-GCM tag of the body keyed by {@code secret}. */
+  private static Map<String, List<String>> tagHeaders(byte[] body, String secret) throws Exception {
+    Map<String, List<String>> h = headers(body, NOW_SECS);
+    h.remove("X-Xiaomi-Content-MD5");
+    h.put("X-Xiaomi-Content-Tag", List.of(new BodyTag.Sealer(secret).header(body, 0, body.length)));
+    return h;
+  }
+
+  @Test
+  void acceptsTheAesGcmTagAndChecksTheBodyAgainstIt() throws Exception {
+    byte[] body = "the body".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> h = tagHeaders(body, "secret");
+    sign(h, "Galaxy-V3", "TKID", "secret");
+    assertEquals("alice", verify(h, "/v1/api/topic", body).ownerId());
+    assertEquals("alice", verify(h, "/v1/api/topic", body).ownerId(), "the same request verified twice");
+
+    AuthenticationException tampered = assertThrows(AuthenticationException.class,
+        () -> verify(h, "/v1/api/topic", "the bodY".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(401, tampered.httpStatus());
+    assertTrue(tampered.getMessage().contains("X-Xiaomi-Content-Tag does not match"), tampered.getMessage());
+
+    // signed correctly, but the tag was made with a key the server does not hold
+    Map<String, List<String>> otherKey = tagHeaders(body, "not-the-secret");
+    sign(otherKey, "Galaxy-V3", "TKID", "secret");
+    assertEquals(401, status(otherKey, body));
+
+    Map<String, List<String>> malformed = tagHeaders(body, "secret");
+    malformed.put("X-Xiaomi-Content-Tag", List.of("aes-128-gcm:00"));
+    sign(malformed, "Galaxy-V3", "TKID", "secret");
+    AuthenticationException e = assertThrows(AuthenticationException.class, () -> verify(malformed, "/v1/api/topic", body));
+    assertEquals(401, e.httpStatus());
+    assertTrue(e.getMessage().contains("is malformed; expected aes-128-gcm:<salt"), e.getMessage());
+
+    Map<String, List<String>> withSha = tagHeaders(body, "secret");
+    withSha.put("X-Xiaomi-Content-SHA256", sha256Headers(body, NOW_SECS).get("X-Xiaomi-Content-SHA256"));
+    sign(withSha, "Galaxy-V3", "TKID", "secret");
+    e = assertThrows(AuthenticationException.class,
+        () -> authenticator.verifySignature(authenticator.checkHeaders(withSha), "POST", "/v1/api/topic", "id=1&type=x", withSha));
+    assertTrue(e.getMessage().contains("send one body digest header"), e.getMessage());
+  }
+
+  @Test
+  void acceptsATagKeyedByThePreviousSecretDuringARotationsGracePeriod() throws Exception {
+    long nowMs = NOW_SECS * 1000;
+    assertTrue(store.replaceCredential(credential(), credential().rotated("new-secret", nowMs - 1_000, nowMs + 60_000)));
+    byte[] body = new byte[3000];
+    new java.util.Random(3).nextBytes(body);
+    Map<String, List<String>> old = tagHeaders(body, "secret");
+    sign(old, "Galaxy-V3", "TKID", "secret");
+    verify(old, "/v1/api/topic", body);
+    Map<String, List<String>> fresh = tagHeaders(body, "new-secret");
+    sign(fresh, "Galaxy-V3", "TKID", "new-secret");
+    verify(fresh, "/v1/api/topic", body);
+
+    assertTrue(store.replaceCredential(credential(), credential().rotated("newer-secret", nowMs - 120_000, nowMs - 60_000)));
+    Map<String, List<String>> expired = tagHeaders(body, "new-secret");
+    sign(expired, "Galaxy-V3", "TKID", "new-secret");
+    assertEquals(401, status(expired, body), "the grace period is over");
   }
 }
