@@ -32,6 +32,8 @@ final class BenchContext {
   Path remoteCredential;
   /** Where flame graphs of the server go, or null (no profiling). */
   Path profileDir;
+  /** The body digest of the bench's Talos clients, or null for the client's default. */
+  io.talos.client.BodyDigest bodyDigest;
 
   BenchContext(Path talosHome, Path workDir, String talosJvm, String kafkaJvm, String durability,
       Map<String, String> extraTalosProps, boolean kafka, Path docsDir, Report report, Progress progress,
@@ -59,7 +61,7 @@ final class BenchContext {
     if (remoteEndpoint != null) {
       progress.note("using the running Talos server at " + remoteEndpoint + " (its own configuration; -D keys,"
           + " --durability and --talos-jvm do not apply, and its memory is not measured)");
-      return TalosNode.remote(remoteEndpoint, remoteCredential);
+      return TalosNode.remote(remoteEndpoint, remoteCredential).bodyDigest(bodyDigest);
     }
     List<String> jvm = talosJvm;
     if (profileDir != null) {
@@ -69,7 +71,7 @@ final class BenchContext {
       jvm.add("-XX:+DebugNonSafepoints");
     }
     progress.note("starting a Talos server (" + String.join(" ", talosJvm) + ", durability=" + durability + ")...");
-    TalosNode node = TalosNode.start(talosHome, workDir, jvm, talosProps);
+    TalosNode node = TalosNode.start(talosHome, workDir, jvm, talosProps).bodyDigest(bodyDigest);
     progress.note("Talos up at " + node.endpoint() + " (pid " + node.process().pid() + ")");
     return node;
   }

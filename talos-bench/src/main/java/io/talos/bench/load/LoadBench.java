@@ -57,6 +57,10 @@ public final class LoadBench {
     @Option(names = "--no-kafka", description = "Skip the Kafka side of scenarios 3 and 4.")
     boolean noKafka;
 
+    @Option(names = "--body-digest", description = "How the bench's Talos clients cover request bodies: AES-GCM,"
+        + " SHA-256 or MD5 (the client's bodyDigest key; default: the client's default, AES-GCM).")
+    String bodyDigest;
+
     @Option(names = "--docs", description = "Directory the scenario 1 chart (bench-scenario1.png) is written to"
         + " (default: the --out directory, so that a run never overwrites a tracked file).")
     Path docs;
@@ -95,6 +99,13 @@ public final class LoadBench {
           durability, talosProps, !noKafka, docs != null ? docs : out, report, progress, warmup);
       ctx.remoteEndpoint = endpoint;
       ctx.remoteCredential = credential;
+      if (bodyDigest != null) {
+        try {
+          ctx.bodyDigest = io.talos.client.BodyDigest.fromConfigName(bodyDigest);
+        } catch (IllegalArgumentException e) {
+          throw new CommandLine.ParameterException(new CommandLine(this), "--body-digest: " + e.getMessage());
+        }
+      }
       if (profile) {
         String results = report.file().getFileName().toString().replaceAll("\\.md$", "");
         ctx.profileDir = report.file().resolveSibling(results + "-profiles");

@@ -30,6 +30,8 @@ final class TalosNode implements AutoCloseable {
   /** Null for a remote server, or when the JVM options log GC elsewhere. */
   private final GcLog gcLog;
 
+  private io.talos.client.BodyDigest bodyDigest;
+
   private TalosNode(JvmProcess process, String endpoint, Path credentialFile, GcLog gcLog) {
     this.process = process;
     this.endpoint = endpoint;
@@ -96,10 +98,18 @@ final class TalosNode implements AutoCloseable {
     return jar + java.io.File.pathSeparator + target.resolve("lib") + "/*";
   }
 
+  /** The body digest of the clients {@link #client()} makes; null: the client's default. */
+  TalosNode bodyDigest(io.talos.client.BodyDigest digest) {
+    this.bodyDigest = digest;
+    return this;
+  }
+
   TalosClient client() {
-    return TalosClient.create(TalosClientConfig.builder().endpoint(endpoint)
+    TalosClientConfig.Builder b = TalosClientConfig.builder().endpoint(endpoint)
         .credentialFile(credentialFile)
-        .requestTimeoutMs(30_000).build());
+        .requestTimeoutMs(30_000);
+    if (bodyDigest != null) b.bodyDigest(bodyDigest);
+    return TalosClient.create(b.build());
   }
 
   /** The body of GET /ops/metrics (JSON). */
