@@ -182,6 +182,14 @@ public final class FakeTalosServer implements AutoCloseable {
     String auth = exchange.getRequestHeaders().getFirst(GalaxySigner.AUTHORIZATION);
     String prefix = GalaxySigner.SCHEME_V3 + " " + KEY_ID + ":";
     if (auth == null || !auth.startsWith(prefix)) return "bad Authorization header: " + auth;
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    exchange.getRequestHeaders().forEach((k, v) -> {
+      if (!k.equalsIgnoreCase(GalaxySigner.AUTHORIZATION)) headers.put(k, v);
+    });
+    String expected = GalaxySigner.sign(SECRET,
+        GalaxySigner.stringToSign("POST", path, query, headers));
+    // Like the server: the signature (headers alone) first, then the body against its header.
+    if (!GalaxySigner.signaturesEqual(expected, auth.substring(prefix.length()))) return "signature mismatch";
     // Our clients send an AES-GCM tag by default (or the SHA-256 when told), the SDK its MD5:
     // exactly one of them.
     String tag = exchange.getRequestHeaders().getFirst(io.talos.common.auth.BodyTag.HEADER);
@@ -195,14 +203,7 @@ public final class FakeTalosServer implements AutoCloseable {
       return "bad content sha256";
     }
     if (md5 != null && !GalaxySigner.contentMd5Hex(body, 0, body.length).equals(md5)) return "bad content md5";
-    Map<String, List<String>> headers = new LinkedHashMap<>();
-    exchange.getRequestHeaders().forEach((k, v) -> {
-      if (!k.equalsIgnoreCase(GalaxySigner.AUTHORIZATION)) headers.put(k, v);
-    });
-    String expected = GalaxySigner.sign(SECRET,
-        GalaxySigner.stringToSign("POST", path, query, headers));
-    return GalaxySigner.signaturesEqual(expected, auth.substring(prefix.length()))
-        ? null : "signature mismatch";
+    return null;
   }
 
   private static void send(HttpExchange exchange, int status, String contentType, byte[] body)

@@ -1,5 +1,6 @@
 package io.talos.bench.auth;
 
+import io.talos.common.auth.BodyTag;
 import io.talos.common.auth.GalaxySigner;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -24,8 +25,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * this thread's digest and a comparison without strings, as the server does now. Baseline {@code
  * checkHexStrings}: a digest looked up per request, hex-encoded, leading zeros stripped from both
  * strings and compared (what it did before). {@code md5Only}: the digest alone, the floor.
- * {@code checkSha256}: the same check of the {@code X-Xiaomi-Content-SHA256} header our own
- * clients send instead (the JDK's SHA-256 intrinsic uses the CPU's SHA instructions).
+ * {@code checkSha256}: the same check of the {@code X-Xiaomi-Content-SHA256} header (the JDK's
+ * SHA-256 intrinsic uses the CPU's SHA instructions). {@code checkTag}: the check of the
+ * {@code X-Xiaomi-Content-Tag} our clients send by default (key derivation, then AES-GCM over the
+ * body); {@code sealTag}: what the client does to make that header.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -41,6 +44,8 @@ public class BodyDigestBenchmark {
   private String header;
   private String sha256Header;
   private MessageDigest digest;
+  private String tagHeader;
+  private BodyTag.Sealer sealer;
 
   @Setup
   public void setUp() throws NoSuchAlgorithmException {
@@ -49,6 +54,18 @@ public class BodyDigestBenchmark {
     header = GalaxySigner.contentMd5Hex(body, 0, body.length);
     sha256Header = GalaxySigner.contentSha256Hex(body, 0, body.length);
     digest = MessageDigest.getInstance("MD5");
+    sealer = new BodyTag.Sealer("bench-secret");
+    tagHeader = sealer.header(body, 0, body.length);
+  }
+
+  @Benchmark
+  public boolean checkTag() {
+    return BodyTag.matches("bench-secret", tagHeader, body, 0, body.length);
+  }
+
+  @Benchmark
+  public String sealTag() {
+    return sealer.header(body, 0, body.length);
   }
 
   @Benchmark
