@@ -158,6 +158,10 @@ public final class LoadBench {
 
     @Option(names = "--throughput-seconds", description = "Measured seconds of producing per size (default: ${DEFAULT-VALUE}).")
     double seconds = 20;
+
+    @Option(names = "--throughput-rounds", description = "Times each system is measured, fresh servers each round and"
+        + " the order alternating; figures are medians, ratios medians with their range (default: ${DEFAULT-VALUE}).")
+    int rounds = 1;
   }
 
   static final class LatencyOptions {
@@ -357,7 +361,10 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
-      ThroughputScenario.run(ctx, o.sizes, o.partitions, o.batchBytes, common.warmup, o.seconds);
+      if (o.rounds < 1) {
+        throw new CommandLine.ParameterException(new CommandLine(this), "--throughput-rounds must be >= 1, got " + o.rounds);
+      }
+      ThroughputScenario.run(ctx, o.sizes, o.partitions, o.batchBytes, common.warmup, o.seconds, o.rounds);
     }
   }
 
@@ -443,7 +450,7 @@ public final class LoadBench {
       runSync(ctx, sync, common.warmup);
       ThreadModelScenario.run(ctx, threads.partitions, threads.messageBytes, threads.batch, common.warmup, threads.seconds);
       ThroughputScenario.run(ctx, throughput.sizes, throughput.partitions, throughput.batchBytes, common.warmup,
-          throughput.seconds);
+          throughput.seconds, Math.max(1, throughput.rounds));
       LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.longPollMs, latency.pollMicros,
           latency.inflight);
     }

@@ -36,8 +36,9 @@ final class ThroughputScenario {
 
   private ThroughputScenario() {}
 
+  /** @param rounds how many times each system is measured (fresh servers each time, order alternating) */
   static void run(BenchContext ctx, List<Integer> sizes, int partitions, int batchBytes, double warmupSeconds,
-      double seconds) throws Exception {
+      double seconds, int rounds) throws Exception {
     ctx.report.heading("Scenario 3" + (ctx.kafka ? " and 5" : "") + ": maximum producer throughput with batching, then read-back");
     ctx.report.text(String.format(Locale.ROOT, "%d partitions; %s s of producing (after %s s warm-up, not counted),"
         + " then every record read back from the start. Batches of %d bytes: Talos, one synchronous producer"
@@ -46,43 +47,95 @@ final class ThroughputScenario {
         + " partition (fetch up to 10,000 messages / 2 MiB), Kafka one KafkaConsumer (max.poll.records=10000)."
         + " Durability on both: %s.", partitions, SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds),
         batchBytes, batchBytes, batchBytes, LatencyScenario.durabilityText(ctx)));
-    List<Figures> talos = new ArrayList<>();
-    List<Figures> kafka = new ArrayList<>();
-    try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
-      SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
-      node.resetMemoryPeaks();
-      for (int size : sizes) talos.add(talos(ctx, node, client, size, partitions, batchBytes, warmupSeconds, seconds));
-      ctx.report.memory("3 throughput", "Talos", node.memory());
+    if (rounds > 1) {
+      ctx.report.text(String.format(Locale.ROOT, "%d rounds, each system on a fresh server per round, the order"
+          + " alternating (Talos first in odd rounds, Kafka first in even ones): each figure is the median of"
+          + " the rounds, and each ratio the median of the rounds' ratios with their lowest and highest in"
+          + " brackets (one machine's figures move by a quarter between identical runs).", rounds));
     }
-    if (ctx.kafka) {
-      try (KafkaNode node = ctx.startKafka()) {
-        node.process().memory().resetPeaks();
-        for (int size : sizes) kafka.add(kafka(ctx, node, size, partitions, batchBytes, warmupSeconds, seconds));
-        ctx.report.memory("5 (3 on Kafka)", "Kafka", node.process().memory().snapshot());
-      }
+    // rounds x sizes
+    List<List<Figures>> talos = new ArrayList<>();
+    List<List<Figures>> kafka = new ArrayList<>();
+    for (int round = 1; round <= rounds; round++) {
+      boolean kafkaFirst = ctx.kafka && round % 2 == 0;
+      if (kafkaFirst) kafka.add(kafkaRound(ctx, sizes, partitions, batchBytes, warmupSeconds, seconds, round == 1));
+      talos.add(talosRound(ctx, sizes, partitions, batchBytes, warmupSeconds, seconds, round == 1));
+      if (ctx.kafka && !kafkaFirst) kafka.add(kafkaRound(ctx, sizes, partitions, batchBytes, warmupSeconds, seconds, round == 1));
     }
     Table t = ctx.kafka
         ? new Table("Scenario 3 vs 5: throughput", "figure", "Talos", "Kafka 4.3.1", "Talos/Kafka")
         : new Table("Scenario 3: throughput", "figure", "Talos");
     for (int i = 0; i < sizes.size(); i++) {
       int size = sizes.get(i);
-      Figures a = talos.get(i);
-      Figures b = ctx.kafka ? kafka.get(i) : null;
-      row(t, size + " B produce, records/s", a.produceRecords, b == null ? 0 : b.produceRecords, true, b);
-      row(t, size + " B produce, MB/s", a.produceBytes, b == null ? 0 : b.produceBytes, false, b);
-      row(t, size + " B read-back, records/s", a.readRecords, b == null ? 0 : b.readRecords, true, b);
-      row(t, size + " B read-back, MB/s", a.readBytes, b == null ? 0 : b.readBytes, false, b);
+      int at = i;
+      row(t, size + " B produce, records/s", talos, kafka, at, Figures::produceRecords, true);
+      row(t, size + " B produce, MB/s", talos, kafka, at, Figures::produceBytes, false);
+      row(t, size + " B read-back, records/s", talos, kafka, at, Figures::readRecords, true);
+      row(t, size + " B read-back, MB/s", talos, kafka, at, Figures::readBytes, false);
     }
     ctx.report.table(t);
   }
 
-  private static void row(Table t, String name, double a, double b, boolean count, Figures kafka) {
-    String fa = count ? Table.count(a) : Table.mbps(a);
-    if (kafka == null) {
-      t.row(name, fa);
-    } else {
-      t.row(name, fa, count ? Table.count(b) : Table.mbps(b), Table.ratio(a, b));
+  private static List<Figures> talosRound(BenchContext ctx, List<Integer> sizes, int partitions, int batchBytes,
+      double warmupSeconds, double seconds, boolean reportMemory) throws Exception {
+    List<Figures> figures = new ArrayList<>();
+    try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
+      SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
+      node.resetMemoryPeaks();
+      for (int size : sizes) figures.add(talos(ctx, node, client, size, partitions, batchBytes, warmupSeconds, seconds));
+      if (reportMemory) ctx.report.memory("3 throughput", "Talos", node.memory());
     }
+    return figures;
+  }
+
+  private static List<Figures> kafkaRound(BenchContext ctx, List<Integer> sizes, int partitions, int batchBytes,
+      double warmupSeconds, double seconds, boolean reportMemory) throws Exception {
+    List<Figures> figures = new ArrayList<>();
+    try (KafkaNode node = ctx.startKafka()) {
+      node.process().memory().resetPeaks();
+      for (int size : sizes) figures.add(kafka(ctx, node, size, partitions, batchBytes, warmupSeconds, seconds));
+      if (reportMemory) ctx.report.memory("5 (3 on Kafka)", "Kafka", node.process().memory().snapshot());
+    }
+    return figures;
+  }
+
+  /** One figure: the median over rounds of each system, and the median (min-max) of the rounds' ratios. */
+  private static void row(Table t, String name, List<List<Figures>> talos, List<List<Figures>> kafka, int size,
+      java.util.function.ToDoubleFunction<Figures> figure, boolean count) {
+    double[] a = talos.stream().mapToDouble(r -> figure.applyAsDouble(r.get(size))).toArray();
+    String fa = format(median(a), count);
+    if (kafka.isEmpty()) {
+      t.row(name, fa + spread(a, count));
+      return;
+    }
+    double[] b = kafka.stream().mapToDouble(r -> figure.applyAsDouble(r.get(size))).toArray();
+    double[] ratios = new double[a.length];
+    for (int i = 0; i < a.length; i++) ratios[i] = b[i] == 0 ? Double.NaN : a[i] / b[i];
+    String ratio = a.length == 1 ? Table.ratio(a[0], b[0])
+        : String.format(Locale.ROOT, "%.2f (%.2f-%.2f)", median(ratios), min(ratios), max(ratios));
+    t.row(name, fa + spread(a, count), format(median(b), count) + spread(b, count), ratio);
+  }
+
+  private static String format(double v, boolean count) {
+    return count ? Table.count(v) : Table.mbps(v);
+  }
+
+  private static String spread(double[] v, boolean count) {
+    return v.length == 1 ? "" : " (" + format(min(v), count) + "-" + format(max(v), count) + ")";
+  }
+
+  static double median(double[] v) {
+    double[] s = v.clone();
+    java.util.Arrays.sort(s);
+    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  }
+
+  private static double min(double[] v) {
+    return java.util.Arrays.stream(v).min().orElse(Double.NaN);
+  }
+
+  private static double max(double[] v) {
+    return java.util.Arrays.stream(v).max().orElse(Double.NaN);
   }
 
   private static Figures talos(BenchContext ctx, TalosNode node, TalosClient client, int size, int partitions,

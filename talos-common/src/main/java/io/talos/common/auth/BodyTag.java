@@ -72,6 +72,21 @@ public final class BodyTag {
   });
   private static final ThreadLocal<byte[]> SCRATCH =
       ThreadLocal.withInitial(() -> new byte[CHUNK_BYTES + TAG_BYTES]);
+  /**
+   * Keys a verifying thread derived lately, by secret and salt: a client keeps one salt for
+   * billions of requests, so the HMAC derivation is done once per client and thread rather than
+   * per request. Least recently used entries go beyond {@value #KEYS_PER_THREAD}.
+   */
+  private static final int KEYS_PER_THREAD = 256;
+  private static final ThreadLocal<java.util.LinkedHashMap<DerivedKeyId, SecretKeySpec>> KEYS =
+      ThreadLocal.withInitial(() -> new java.util.LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<DerivedKeyId, SecretKeySpec> eldest) {
+          return size() > KEYS_PER_THREAD;
+        }
+      });
+
+  private record DerivedKeyId(String secret, String saltHex) {}
 
   private BodyTag() {}
 
@@ -155,7 +170,14 @@ public final class BodyTag {
     byte[] iv = hexField(h, at, NONCE_BYTES, header);
     at += 2 * NONCE_BYTES + 1;
     byte[] claimed = hexField(h, at, TAG_BYTES, header);
-    byte[] actual = tag(deriveKey(secretKey.getBytes(StandardCharsets.UTF_8), salt), iv, body, off, len);
+    DerivedKeyId id = new DerivedKeyId(secretKey, HexFormat.of().formatHex(salt));
+    java.util.Map<DerivedKeyId, SecretKeySpec> keys = KEYS.get();
+    SecretKeySpec key = keys.get(id);
+    if (key == null) {
+      key = deriveKey(secretKey.getBytes(StandardCharsets.UTF_8), salt);
+      keys.put(id, key);
+    }
+    byte[] actual = tag(key, iv, body, off, len);
     return MessageDigest.isEqual(actual, claimed);
   }
 
