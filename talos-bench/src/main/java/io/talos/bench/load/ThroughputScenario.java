@@ -51,7 +51,7 @@ final class ThroughputScenario {
       ctx.report.text(String.format(Locale.ROOT, "%d rounds, each system on a fresh server per round, the order"
           + " alternating (Talos first in odd rounds, Kafka first in even ones): each figure is the median of"
           + " the rounds, and each ratio the median of the rounds' ratios with their lowest and highest in"
-          + " brackets (one machine's figures move by a quarter between identical runs).", rounds));
+          + " brackets (identical runs on one machine have differed by up to a third).", rounds));
     }
     // rounds x sizes
     List<List<Figures>> talos = new ArrayList<>();
