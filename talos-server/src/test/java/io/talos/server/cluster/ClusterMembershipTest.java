@@ -242,4 +242,52 @@ class ClusterMembershipTest {
       executor.shutdownNow();
     }
   }
+
+  @Test
+  void shouldReportAReconnectedNodeConnectedOnlyAfterAFreshView() throws Exception {
+    // While this node's session was gone another node's entry appeared; the view held from before
+    // the loss does not have it. Serving must resume on the view read after the reconnection.
+    String root = "/fresh" + ++roots;
+    ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+    BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    CountDownLatch release = new CountDownLatch(1);
+    try (CuratorFramework other = otherClient();
+        ClusterMembership a = new ClusterMembership(quorum, root, 10_000, node("a"), executor, events::add,
+            events::add, () -> { })) {
+      long expired = handle(a).getSessionId();
+      awaitTrue(() -> events.contains(Boolean.TRUE), "the first connection is reported");
+      CountDownLatch held = new CountDownLatch(1);
+      executor.execute(() -> {
+        held.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      assertTrue(held.await(10, TimeUnit.SECONDS));
+      server.expire(expired);
+      awaitTrue(() -> {
+        ZooKeeper h = handle(a);
+        return h != null && h.getState().isConnected() && h.getSessionId() != expired;
+      }, "Curator opens a new session");
+      other.create().withMode(CreateMode.EPHEMERAL).forPath(root + "/nodes/b", ClusterMembership.encode(node("b")));
+      events.clear();
+      release.countDown();
+
+      // After the loss, the first "connected" must come after a view that has b.
+      boolean sawFreshView = false;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (true) {
+        Object e = events.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        assertNotNull(e, "no connected event within 10 s");
+        if (e instanceof MembershipView v && v.nodes().stream().anyMatch(n -> n.id().equals("b"))) sawFreshView = true;
+        if (Boolean.TRUE.equals(e)) break;
+      }
+      assertTrue(sawFreshView, "serving resumed before the view read after the reconnection was delivered");
+    } finally {
+      release.countDown();
+      executor.shutdownNow();
+    }
+  }
 }
