@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Connection: SUSPENDED and LOST are reported as "not connected" at once (the caller stops
  * serving before the session can expire and another node take over); after RECONNECTED the entry is
- * written again if the session was lost, and the view re-read.
+ * written again if the session was lost and the view re-read, and only then is "connected"
+ * reported: serving never resumes on the view from before the loss.
  *
  * <p>Thread-safety: callbacks run on {@code executor} (one thread), never concurrently; the
  * public methods may be called from any thread.
@@ -212,8 +213,12 @@ public final class ClusterMembership implements Closeable {
       case CONNECTED, RECONNECTED -> {
         try {
           register(); // a no-op if the session survived; a new entry if it was lost
+          // The view is read before serving resumes: the one held from before the loss may give
+          // this node partitions that others took over meanwhile, and the session check before a
+          // claim passes already (the entry was just written), so a claim under that stale view
+          // would take the partition back from its new owner.
+          readView();
           onConnected.accept(true);
-          refresh();
         } catch (Exception e) {
           LOG.warn("Could not register node {} again; retrying", self.id(), e);
           executor.schedule(() -> connectionChanged(state), 500, TimeUnit.MILLISECONDS);
@@ -231,35 +236,40 @@ public final class ClusterMembership implements Closeable {
   void refresh() {
     if (closed) return;
     try {
-      Stat parent = new Stat();
-      List<String> children = zk.getChildren().storingStatIn(parent).usingWatcher(watcher).forPath(nodesPath);
-      long version = parent.getPzxid();
-      List<NodeInfo> nodes = new ArrayList<>();
-      for (String child : children) {
-        Stat st = new Stat();
-        byte[] data;
-        try {
-          data = zk.getData().storingStatIn(st).usingWatcher(watcher).forPath(nodesPath + "/" + child);
-        } catch (KeeperException.NoNodeException e) {
-          continue; // left meanwhile: the children watch fires again
-        }
-        version = Math.max(version, st.getMzxid());
-        try {
-          nodes.add(decode(data));
-        } catch (IOException e) {
-          LOG.warn("Ignoring unreadable membership entry {}: {}", child, e.getMessage());
-        }
-      }
-      if (zk.checkExists().usingWatcher(watcher).forPath(drainPath + "/" + self.id()) != null
-          && self.state() == NodeState.ACTIVE) {
-        onDrainRequested.run();
-      }
-      onView.accept(new MembershipView(version, nodes));
+      readView();
     } catch (Exception e) {
       if (closed) return;
       LOG.warn("Could not read the cluster membership; retrying", e);
       executor.schedule(this::refresh, 500, TimeUnit.MILLISECONDS);
     }
+  }
+
+  /** One read of the members, delivered to {@code onView}. @throws Exception if ZooKeeper fails */
+  private void readView() throws Exception {
+    Stat parent = new Stat();
+    List<String> children = zk.getChildren().storingStatIn(parent).usingWatcher(watcher).forPath(nodesPath);
+    long version = parent.getPzxid();
+    List<NodeInfo> nodes = new ArrayList<>();
+    for (String child : children) {
+      Stat st = new Stat();
+      byte[] data;
+      try {
+        data = zk.getData().storingStatIn(st).usingWatcher(watcher).forPath(nodesPath + "/" + child);
+      } catch (KeeperException.NoNodeException e) {
+        continue; // left meanwhile: the children watch fires again
+      }
+      version = Math.max(version, st.getMzxid());
+      try {
+        nodes.add(decode(data));
+      } catch (IOException e) {
+        LOG.warn("Ignoring unreadable membership entry {}: {}", child, e.getMessage());
+      }
+    }
+    if (zk.checkExists().usingWatcher(watcher).forPath(drainPath + "/" + self.id()) != null
+        && self.state() == NodeState.ACTIVE) {
+      onDrainRequested.run();
+    }
+    onView.accept(new MembershipView(version, nodes));
   }
 
   /** Removes the drain request of this node (a drained node restarting serves again). */

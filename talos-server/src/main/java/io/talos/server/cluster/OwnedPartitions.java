@@ -49,7 +49,7 @@ public final class OwnedPartitions implements PartitionWriteGate {
   private final PartitionOwnerEpochs epochs;
   private final PartitionLogs logs;
   private final Map<Key, PartitionOwner> owned = new ConcurrentHashMap<>();
-  /** Asked before claiming back a fenced partition: true only if this node's session is confirmed alive now. */
+  /** Asked before every claim (first or again): true only if this node's session is confirmed alive now. */
   private volatile BooleanSupplier sessionConfirmed = () -> true;
   private final Object[] locks = new Object[64];
 

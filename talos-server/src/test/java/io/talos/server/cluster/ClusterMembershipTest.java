@@ -1,6 +1,8 @@
 package io.talos.server.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,12 +12,20 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
 import org.apache.zookeeper.server.ServerCnxnFactory;
 import org.apache.zookeeper.server.ZooKeeperServer;
 import org.junit.jupiter.api.AfterAll;
@@ -25,7 +35,9 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link ClusterMembership} against a real ZooKeeper server (in this JVM, started once for the
  * class; each test uses its own root): a load published by one node reaches the others' views,
- * with a newer version, and the map they compute from it.
+ * with a newer version, and the map they compute from it; the session confirmation that every
+ * claim of a partition asks first holds only while the node's entry exists and was made by its
+ * current session.
  */
 class ClusterMembershipTest {
   private static ZooKeeperServer server;
@@ -114,6 +126,168 @@ class ClusterMembershipTest {
     } finally {
       executorA.shutdownNow();
       executorB.shutdownNow();
+    }
+  }
+
+  /** Polls {@code condition} every 20 ms until it holds; fails after 10 s. */
+  private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, what + ": not within 10 s");
+      Thread.sleep(20);
+    }
+  }
+
+  /** Another client (its own session), connected. */
+  private static CuratorFramework otherClient() throws InterruptedException {
+    CuratorFramework c = CuratorFrameworkFactory.newClient(quorum, 10_000, 10_000, new RetryOneTime(100));
+    c.start();
+    assertTrue(c.blockUntilConnected(10, TimeUnit.SECONDS), "another client connects");
+    return c;
+  }
+
+  /** The ZooKeeper handle the node's Curator client uses now (null while it has none). */
+  private static ZooKeeper handle(ClusterMembership m) {
+    try {
+      return m.client().getZookeeperClient().getZooKeeper();
+    } catch (Exception e) {
+      return null;
+    }
+  }
+
+  private static Stat stat(CuratorFramework client, String path) {
+    try {
+      return client.checkExists().forPath(path);
+    } catch (Exception e) {
+      throw new AssertionError("cannot read " + path, e);
+    }
+  }
+
+  @Test
+  void shouldNotConfirmASessionWhoseEntryIsGoneOrMadeByAnotherSession() throws Exception {
+    String root = "/owner" + ++roots;
+    String entry = root + "/nodes/a";
+    ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+    try (CuratorFramework other = otherClient();
+        ClusterMembership a = new ClusterMembership(quorum, root, 10_000, node("a"), executor, v -> { }, c -> { },
+            () -> { })) {
+      long session = handle(a).getSessionId();
+      assertEquals(session, stat(other, entry).getEphemeralOwner());
+      assertTrue(a.sessionConfirmed(), "a joined node: its entry, made by its session");
+
+      other.delete().forPath(entry);
+      assertFalse(a.sessionConfirmed(), "no entry");
+
+      // The same entry again, made by another session (as an earlier incarnation of the id leaves it).
+      other.create().withMode(CreateMode.EPHEMERAL).forPath(entry, ClusterMembership.encode(node("a")));
+      assertNotEquals(session, stat(other, entry).getEphemeralOwner());
+      assertFalse(a.sessionConfirmed(), "the entry is another session's");
+
+      // Meanwhile the node's own session lives on unchanged: only the entry's owner decides.
+      assertTrue(handle(a).getState().isConnected());
+      assertEquals(session, handle(a).getSessionId());
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  @Test
+  void shouldNotConfirmAnExpiredSessionNorANewOneBeforeItsOwnEntryIsWritten() throws Exception {
+    String root = "/expiry" + ++roots;
+    String entry = root + "/nodes/a";
+    ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+    BlockingQueue<Boolean> connected = new LinkedBlockingQueue<>();
+    CountDownLatch release = new CountDownLatch(1);
+    try (CuratorFramework other = otherClient();
+        ClusterMembership a = new ClusterMembership(quorum, root, 10_000, node("a"), executor, v -> { },
+            connected::add, () -> { })) {
+      long expired = handle(a).getSessionId();
+      assertTrue(a.sessionConfirmed(), "a joined node");
+      assertEquals(Boolean.TRUE, connected.poll(10, TimeUnit.SECONDS), "the first connection is reported");
+
+      // Hold the membership thread: it writes the entry again after a new session, so the gap
+      // between the new session and its entry stays open until released.
+      CountDownLatch held = new CountDownLatch(1);
+      executor.execute(() -> {
+        held.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      assertTrue(held.await(10, TimeUnit.SECONDS));
+
+      server.expire(expired); // as after a pause longer than the session: the server ends it
+      awaitTrue(() -> stat(other, entry) == null, "the expired session's entry is deleted");
+      assertFalse(a.sessionConfirmed(), "the session expired");
+
+      awaitTrue(() -> {
+        ZooKeeper h = handle(a);
+        return h != null && h.getState().isConnected() && h.getSessionId() != expired;
+      }, "Curator opens a new session");
+      assertFalse(a.sessionConfirmed(), "a new session without an entry");
+      other.create().withMode(CreateMode.EPHEMERAL).forPath(entry, ClusterMembership.encode(node("a")));
+      assertFalse(a.sessionConfirmed(), "a new session, the entry another session's");
+
+      release.countDown();
+      assertEquals(Boolean.FALSE, connected.poll(10, TimeUnit.SECONDS), "the loss is reported first");
+      awaitTrue(a::sessionConfirmed, "confirmed once the node registered again");
+      long current = handle(a).getSessionId();
+      assertNotEquals(expired, current);
+      assertEquals(current, stat(other, entry).getEphemeralOwner(),
+          "the entry was replaced by one of the current session");
+    } finally {
+      release.countDown();
+      executor.shutdownNow();
+    }
+  }
+
+  @Test
+  void shouldReportAReconnectedNodeConnectedOnlyAfterAFreshView() throws Exception {
+    // While this node's session was gone another node's entry appeared; the view held from before
+    // the loss does not have it. Serving must resume on the view read after the reconnection.
+    String root = "/fresh" + ++roots;
+    ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+    BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    CountDownLatch release = new CountDownLatch(1);
+    try (CuratorFramework other = otherClient();
+        ClusterMembership a = new ClusterMembership(quorum, root, 10_000, node("a"), executor, events::add,
+            events::add, () -> { })) {
+      long expired = handle(a).getSessionId();
+      awaitTrue(() -> events.contains(Boolean.TRUE), "the first connection is reported");
+      CountDownLatch held = new CountDownLatch(1);
+      executor.execute(() -> {
+        held.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      assertTrue(held.await(10, TimeUnit.SECONDS));
+      server.expire(expired);
+      awaitTrue(() -> {
+        ZooKeeper h = handle(a);
+        return h != null && h.getState().isConnected() && h.getSessionId() != expired;
+      }, "Curator opens a new session");
+      other.create().withMode(CreateMode.EPHEMERAL).forPath(root + "/nodes/b", ClusterMembership.encode(node("b")));
+      events.clear();
+      release.countDown();
+
+      // After the loss, the first "connected" must come after a view that has b.
+      boolean sawFreshView = false;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (true) {
+        Object e = events.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        assertNotNull(e, "no connected event within 10 s");
+        if (e instanceof MembershipView v && v.nodes().stream().anyMatch(n -> n.id().equals("b"))) sawFreshView = true;
+        if (Boolean.TRUE.equals(e)) break;
+      }
+      assertTrue(sawFreshView, "serving resumed before the view read after the reconnection was delivered");
+    } finally {
+      release.countDown();
+      executor.shutdownNow();
     }
   }
 }
