@@ -207,16 +207,7 @@ class ClusterMembershipTest {
 
       // Hold the membership thread: it writes the entry again after a new session, so the gap
       // between the new session and its entry stays open until released.
-      CountDownLatch held = new CountDownLatch(1);
-      executor.execute(() -> {
-        held.countDown();
-        try {
-          release.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
-      assertTrue(held.await(10, TimeUnit.SECONDS));
+      hold(executor, release);
 
       server.expire(expired); // as after a pause longer than the session: the server ends it
       awaitTrue(() -> stat(other, entry) == null, "the expired session's entry is deleted");
@@ -256,16 +247,7 @@ class ClusterMembershipTest {
             events::add, () -> { })) {
       long expired = handle(a).getSessionId();
       awaitTrue(() -> events.contains(Boolean.TRUE), "the first connection is reported");
-      CountDownLatch held = new CountDownLatch(1);
-      executor.execute(() -> {
-        held.countDown();
-        try {
-          release.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
-      assertTrue(held.await(10, TimeUnit.SECONDS));
+      hold(executor, release);
       server.expire(expired);
       awaitTrue(() -> {
         ZooKeeper h = handle(a);
@@ -289,5 +271,19 @@ class ClusterMembershipTest {
       release.countDown();
       executor.shutdownNow();
     }
+  }
+
+  /** Blocks the membership's (single) callback thread until {@code release} opens. */
+  private static void hold(ScheduledExecutorService executor, CountDownLatch release) throws InterruptedException {
+    CountDownLatch held = new CountDownLatch(1);
+    executor.execute(() -> {
+      held.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    assertTrue(held.await(10, TimeUnit.SECONDS));
   }
 }
