@@ -581,6 +581,27 @@ class ClusterTest {
     }
   }
 
+  /** A put sent to a non-owner and forwarded, waiting at the owner, and its partition. */
+  private record HeldForward(TopicAndPartition tap, Future<Long> put) {}
+
+  /**
+   * Creates {@code topic} (8 partitions), holds the owner's worker of a partition that
+   * {@code stopping} forwards to {@code owner} until {@code release} opens, and sends a put of
+   * {@code payload} to {@code stopping}; returns once the owner has received the forwarded put.
+   */
+  private static HeldForward putForwardedToHeldOwner(TalosServer stopping, TalosServer owner, String topic,
+      String payload, CountDownLatch release, ExecutorService clients) throws Exception {
+    TopicTalosResourceName trn = RestartTest.api(stopping).createTopic(topic, 8);
+    TopicAndPartition tap = forwardedTo(stopping, owner, trn, 8);
+    AtomicBoolean held = new AtomicBoolean();
+    assertEquals(io.talos.server.scheduling.Admission.ACCEPTED, owner.taskPool().submit(
+        new HeldTask(PartitionKeys.of(tap.getTopicName(), tap.getPartitionId()), release, held)));
+    long served = owner.metrics().meter("forward.served").getCount();
+    Future<Long> put = clients.submit(() -> RestartTest.api(stopping).put(tap, List.of(payload)));
+    awaitTrue(() -> owner.metrics().meter("forward.served").getCount() > served, "the owner got the forwarded put");
+    return new HeldForward(tap, put);
+  }
+
   /**
    * A node asked to stop while a put it forwarded waits for the partition's owner (the owner's
    * worker for that partition is held by the test): the client gets the put's real answer
@@ -596,14 +617,9 @@ class ClusterTest {
     ExecutorService clients = Executors.newCachedThreadPool();
     CountDownLatch release = new CountDownLatch(1);
     try {
-      TopicTalosResourceName trn = RestartTest.api(stopping).createTopic("stop", 8);
-      TopicAndPartition tap = forwardedTo(stopping, owner, trn, 8);
-      AtomicBoolean held = new AtomicBoolean();
-      assertEquals(io.talos.server.scheduling.Admission.ACCEPTED, owner.taskPool().submit(
-          new HeldTask(PartitionKeys.of(tap.getTopicName(), tap.getPartitionId()), release, held)));
-      long served = owner.metrics().meter("forward.served").getCount();
-      Future<Long> first = clients.submit(() -> RestartTest.api(stopping).put(tap, List.of("first")));
-      awaitTrue(() -> owner.metrics().meter("forward.served").getCount() > served, "the owner got the forwarded put");
+      HeldForward forward = putForwardedToHeldOwner(stopping, owner, "stop", "first", release, clients);
+      TopicAndPartition tap = forward.tap();
+      Future<Long> first = forward.put();
 
       Future<?> stopped = clients.submit(stopping::close);
       awaitTrue(() -> !stopping.cluster().routing().serving(), "the stop began");
@@ -641,14 +657,9 @@ class ClusterTest {
     ExecutorService clients = Executors.newCachedThreadPool();
     CountDownLatch release = new CountDownLatch(1);
     try {
-      TopicTalosResourceName trn = RestartTest.api(stopping).createTopic("stuck", 8);
-      TopicAndPartition tap = forwardedTo(stopping, owner, trn, 8);
-      AtomicBoolean held = new AtomicBoolean();
-      assertEquals(io.talos.server.scheduling.Admission.ACCEPTED, owner.taskPool().submit(
-          new HeldTask(PartitionKeys.of(tap.getTopicName(), tap.getPartitionId()), release, held)));
-      long served = owner.metrics().meter("forward.served").getCount();
-      Future<Long> first = clients.submit(() -> RestartTest.api(stopping).put(tap, List.of("late")));
-      awaitTrue(() -> owner.metrics().meter("forward.served").getCount() > served, "the owner got the forwarded put");
+      HeldForward forward = putForwardedToHeldOwner(stopping, owner, "stuck", "late", release, clients);
+      TopicAndPartition tap = forward.tap();
+      Future<Long> first = forward.put();
 
       long start = System.nanoTime();
       stopping.close();
