@@ -67,11 +67,10 @@ final class ThroughputScenario {
         : new Table("Scenario 3: throughput", "figure", "Talos");
     for (int i = 0; i < sizes.size(); i++) {
       int size = sizes.get(i);
-      int at = i;
-      row(t, size + " B produce, records/s", talos, kafka, at, Figures::produceRecords, true);
-      row(t, size + " B produce, MB/s", talos, kafka, at, Figures::produceBytes, false);
-      row(t, size + " B read-back, records/s", talos, kafka, at, Figures::readRecords, true);
-      row(t, size + " B read-back, MB/s", talos, kafka, at, Figures::readBytes, false);
+      row(t, size + " B produce, records/s", talos, kafka, i, Figures::produceRecords, true);
+      row(t, size + " B produce, MB/s", talos, kafka, i, Figures::produceBytes, false);
+      row(t, size + " B read-back, records/s", talos, kafka, i, Figures::readRecords, true);
+      row(t, size + " B read-back, MB/s", talos, kafka, i, Figures::readBytes, false);
     }
     ctx.report.table(t);
   }
@@ -100,15 +99,15 @@ final class ThroughputScenario {
   }
 
   /** One figure: the median over rounds of each system, and the median (min-max) of the rounds' ratios. */
-  private static void row(Table t, String name, List<List<Figures>> talos, List<List<Figures>> kafka, int size,
+  private static void row(Table t, String name, List<List<Figures>> talos, List<List<Figures>> kafka, int sizeIndex,
       java.util.function.ToDoubleFunction<Figures> figure, boolean count) {
-    double[] a = talos.stream().mapToDouble(r -> figure.applyAsDouble(r.get(size))).toArray();
+    double[] a = talos.stream().mapToDouble(r -> figure.applyAsDouble(r.get(sizeIndex))).toArray();
     String fa = format(median(a), count);
     if (kafka.isEmpty()) {
       t.row(name, fa + spread(a, count));
       return;
     }
-    double[] b = kafka.stream().mapToDouble(r -> figure.applyAsDouble(r.get(size))).toArray();
+    double[] b = kafka.stream().mapToDouble(r -> figure.applyAsDouble(r.get(sizeIndex))).toArray();
     double[] ratios = new double[a.length];
     for (int i = 0; i < a.length; i++) ratios[i] = b[i] == 0 ? Double.NaN : a[i] / b[i];
     String ratio = a.length == 1 ? Table.ratio(a[0], b[0])

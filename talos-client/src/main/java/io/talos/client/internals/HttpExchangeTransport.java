@@ -70,7 +70,8 @@ final class HttpExchangeTransport extends TTransport {
   @Override
   public void flush() throws TTransportException {
     // The buffer goes out as it is (no copy); a next call, if any, starts another.
-    byte[] body = request == null ? new byte[0] : request;
+    byte[] taken = request;
+    byte[] body = taken == null ? new byte[0] : taken;
     int length = requestLength;
     request = null;
     requestLength = 0;
@@ -79,7 +80,8 @@ final class HttpExchangeTransport extends TTransport {
     } catch (TalosException e) {
       throw new ExchangeFailure(e);
     } finally {
-      if (body.length <= SPARE_MAX_BYTES) SPARE.set(body);
+      // Only a buffer this call took goes back (a call that wrote nothing took none).
+      if (taken != null && taken.length <= SPARE_MAX_BYTES) SPARE.set(taken);
     }
   }
 

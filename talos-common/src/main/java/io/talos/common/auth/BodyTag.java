@@ -185,8 +185,8 @@ public final class BodyTag {
     if (at > SCHEME.length() + 1 && h.charAt(at - 1) != ':') throw malformed(header);
     byte[] out = new byte[bytes];
     for (int i = 0; i < bytes; i++) {
-      int hi = Character.digit(h.charAt(at + 2 * i), 16);
-      int lo = Character.digit(h.charAt(at + 2 * i + 1), 16);
+      int hi = GalaxySigner.hexValue(h.charAt(at + 2 * i));
+      int lo = GalaxySigner.hexValue(h.charAt(at + 2 * i + 1));
       if (hi < 0 || lo < 0) throw malformed(header);
       out[i] = (byte) ((hi << 4) | lo);
     }

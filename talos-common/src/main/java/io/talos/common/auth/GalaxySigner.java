@@ -203,7 +203,7 @@ public final class GalaxySigner {
   }
 
   /** 0-15 for an ASCII hex digit of either case, else -1. */
-  private static int hexValue(char c) {
+  static int hexValue(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;

@@ -90,7 +90,9 @@ class BodyTagTest {
     String good = new BodyTag.Sealer(SECRET).header(body, 0, 10);
     List<String> bad = List.of("", "aes-128-gcm", good.substring(1), good + "0",
         good.replaceFirst("aes-128-gcm", "aes-256-gcm"), good.replace(':', ';'),
-        good.substring(0, good.length() - 1) + "g", "x".repeat(100_000));
+        good.substring(0, good.length() - 1) + "g",
+        good.substring(0, good.length() - 1) + "\u0663", // a non-ASCII digit (ARABIC-INDIC THREE)
+        "x".repeat(100_000));
     for (String h : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> BodyTag.matches(SECRET, h, body, 0, 10), h.length() > 50 ? h.substring(0, 50) : h);
