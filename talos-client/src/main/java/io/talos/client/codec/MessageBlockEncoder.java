@@ -69,7 +69,13 @@ public final class MessageBlockEncoder {
   public static MessageBlock encode(List<byte[]> payloads, CompressionType compression,
       long createTimestampMs) {
     if (payloads.isEmpty()) throw new IllegalArgumentException("no messages to encode");
-    MessageBlockEncoder encoder = new MessageBlockEncoder(compression);
+    long bytes = 0;
+    for (byte[] payload : payloads) {
+      bytes += serializedSize(Objects.requireNonNull(payload, "payload").length, null);
+    }
+    // sized exactly: growing by doubling would copy and zero about twice the block again
+    MessageBlockEncoder encoder = new MessageBlockEncoder(compression,
+        (int) Math.min(bytes, Integer.MAX_VALUE - 8));
     for (byte[] payload : payloads) encoder.add(payload, createTimestampMs, null);
     return encoder.finish();
   }

@@ -109,19 +109,34 @@ public final class SimpleProducer {
     return clientId;
   }
 
+  /**
+   * Encodes the messages into blocks of at most {@code maxBlockBytes} serialized bytes (a message
+   * larger than that alone in its block). Each block's buffer is sized exactly before its first
+   * message is copied in: growing it by doubling copied and zeroed about twice the block again.
+   */
   private List<MessageBlock> encode(List<ProducerMessage> messages, long nowMs) {
     int maxBlockBytes = config.maxBlockBytes();
-    MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType());
-    List<MessageBlock> blocks = new ArrayList<>();
-    for (ProducerMessage m : messages) {
-      int size = MessageBlockEncoder.serializedSize(m.payload().length, m.sequenceNumber());
-      if (encoder.messageCount() > 0 && encoder.serializedBytes() + (long) size > maxBlockBytes) {
-        blocks.add(encoder.finish());
-      }
-      long created = m.createTimestampMs() == ProducerMessage.NOW ? nowMs : m.createTimestampMs();
-      encoder.add(m.payload(), created, m.sequenceNumber());
+    int n = messages.size();
+    int[] sizes = new int[n];
+    for (int i = 0; i < n; i++) {
+      ProducerMessage m = messages.get(i);
+      sizes[i] = MessageBlockEncoder.serializedSize(m.payload().length, m.sequenceNumber());
     }
-    blocks.add(encoder.finish());
+    MessageBlockEncoder encoder = new MessageBlockEncoder(config.compressionType(), 1);
+    List<MessageBlock> blocks = new ArrayList<>();
+    for (int first = 0; first < n; ) {
+      long bytes = sizes[first];
+      int end = first + 1;
+      while (end < n && bytes + sizes[end] <= maxBlockBytes) bytes += sizes[end++];
+      encoder.growTo((int) bytes);
+      for (int i = first; i < end; i++) {
+        ProducerMessage m = messages.get(i);
+        long created = m.createTimestampMs() == ProducerMessage.NOW ? nowMs : m.createTimestampMs();
+        encoder.add(m.payload(), created, m.sequenceNumber());
+      }
+      blocks.add(encoder.finish());
+      first = end;
+    }
     return blocks;
   }
 }

@@ -14,7 +14,6 @@ import io.talos.client.codec.MessageBlockDecoder;
 import io.talos.client.consumer.ConsumedMessage;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.MessageBlock;
-import io.talos.thrift.MessageCompressionType;
 import io.talos.thrift.PutMessageRequest;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +23,8 @@ import org.apache.thrift.transport.TMemoryInputTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class SimpleProducerTest {
   private FakeTalosServer server;
@@ -97,10 +98,11 @@ class SimpleProducerTest {
         puts.get(0).getTopicAndPartition().getTopicTalosResourceName().getTopicTalosResourceName());
   }
 
-  @Test
-  void shouldSplitIntoBlocksOfAboutMaxBlockBytes() throws Exception {
+  @ParameterizedTest
+  @EnumSource(value = CompressionType.class, names = {"NONE", "GZIP"})
+  void shouldSplitIntoBlocksOfAboutMaxBlockBytes(CompressionType compression) throws Exception {
     try (TalosClient small = TalosClient.create(server.config().maxBlockBytes(1000)
-        .compressionType(CompressionType.GZIP).build())) {
+        .compressionType(compression).build())) {
       List<ProducerMessage> messages = new ArrayList<>();
       for (int i = 0; i < 10; i++) messages.add(ProducerMessage.of(new byte[300], "s" + i));
       messages.add(ProducerMessage.of(new byte[5000])); // larger than a block: a block of its own
@@ -112,7 +114,7 @@ class SimpleProducerTest {
       assertEquals(r.blockCount(), blocks.size());
       assertEquals(List.of(3, 3, 3, 1, 1, 1),
           blocks.stream().map(MessageBlock::getMessageNumber).toList());
-      assertTrue(blocks.stream().allMatch(b -> b.getCompressionType() == MessageCompressionType.GZIP));
+      assertTrue(blocks.stream().allMatch(b -> b.getCompressionType() == compression.wireType()));
       List<ConsumedMessage> back = MessageBlockDecoder.decode(blocks);
       assertEquals(12, back.size());
       assertEquals("s9", back.get(9).sequenceNumber());

@@ -1,7 +1,6 @@
 package io.talos.server.frontend;
 
 import com.codahale.metrics.Timer;
-import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Response;
@@ -25,7 +24,9 @@ final class PendingReply {
     this((reply, sent) -> {
       response.setStatus(200);
       response.getHeaders().put(HttpHeader.CONTENT_TYPE, ApiHandler.THRIFT_CONTENT_TYPE);
-      response.write(true, ByteBuffer.wrap(reply), sent == null ? callback
+      // sliced like every reply: a get's reply of several MiB written in one piece costs a fresh
+      // direct buffer of its size (see SlicedReplyWrite)
+      SlicedReplyWrite.write(response, reply, sent == null ? callback
           : Callback.from(callback.getInvocationType(), () -> {
             sent.run();
             callback.succeeded();

@@ -1,0 +1,106 @@
+package io.talos.server.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.codahale.metrics.Timer;
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Proxy;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How a reply served on a task-pool worker is written to the HTTP response. The response is a
+ * recording stand-in (the logic under test is which writes are made); replies over real HTTP are
+ * covered by the end-to-end get tests.
+ */
+class PendingReplyTest {
+  /** A response that records its writes and completes each at once. */
+  private static final class RecordingResponse {
+    final HttpFields.Mutable headers = HttpFields.build();
+    final List<Integer> writes = new ArrayList<>();
+    final List<Boolean> lasts = new ArrayList<>();
+    final ByteArrayOutputStream body = new ByteArrayOutputStream();
+    int status;
+
+    Response proxy() {
+      return (Response) Proxy.newProxyInstance(Response.class.getClassLoader(), new Class<?>[] {Response.class},
+          (self, method, args) -> switch (method.getName()) {
+            case "getHeaders" -> headers;
+            case "setStatus" -> {
+              status = (Integer) args[0];
+              yield null;
+            }
+            case "write" -> {
+              ByteBuffer b = (ByteBuffer) args[1];
+              writes.add(b.remaining());
+              lasts.add((Boolean) args[0]);
+              byte[] copy = new byte[b.remaining()];
+              b.get(copy);
+              body.writeBytes(copy);
+              ((Callback) args[2]).succeeded();
+              yield null;
+            }
+            case "hashCode" -> System.identityHashCode(self);
+            case "equals" -> self == args[0];
+            case "toString" -> "RecordingResponse";
+            default -> throw new UnsupportedOperationException(method.getName());
+          });
+    }
+  }
+
+  private static byte[] reply(int bytes) {
+    byte[] b = new byte[bytes];
+    for (int i = 0; i < bytes; i++) b[i] = (byte) (i * 31 + 7);
+    return b;
+  }
+
+  @Test
+  void aLargeReplyIsWrittenInSlicesThatFitTheCachedDirectBuffer() {
+    RecordingResponse r = new RecordingResponse();
+    AtomicInteger succeeded = new AtomicInteger();
+    AtomicInteger sent = new AtomicInteger();
+    PendingReply pending = new PendingReply(r.proxy(), Callback.from(succeeded::incrementAndGet, failure -> { }),
+        new Timer().time(), () -> { });
+    byte[] reply = reply(3 * SlicedReplyWrite.SLICE_BYTES + 1234);
+
+    assertTrue(pending.complete(reply, sent::incrementAndGet));
+
+    assertEquals(List.of(SlicedReplyWrite.SLICE_BYTES, SlicedReplyWrite.SLICE_BYTES, SlicedReplyWrite.SLICE_BYTES,
+        1234), r.writes, "a reply over one slice must be written slice by slice (written in one piece, the"
+        + " JDK copies it through a fresh direct buffer of its whole size on every get)");
+    assertEquals(List.of(false, false, false, true), r.lasts);
+    assertEquals(String.valueOf(reply.length), r.headers.get(HttpHeader.CONTENT_LENGTH));
+    assertEquals(200, r.status);
+    assertEquals(ApiHandler.THRIFT_CONTENT_TYPE, r.headers.get(HttpHeader.CONTENT_TYPE));
+    assertArrayEquals(reply, r.body.toByteArray());
+    assertEquals(1, succeeded.get());
+    assertEquals(1, sent.get());
+  }
+
+  @Test
+  void aSmallReplyIsOneWriteAndASecondCompletionIsDropped() {
+    RecordingResponse r = new RecordingResponse();
+    AtomicInteger succeeded = new AtomicInteger();
+    AtomicInteger released = new AtomicInteger();
+    PendingReply pending = new PendingReply(r.proxy(), Callback.from(succeeded::incrementAndGet, failure -> { }),
+        new Timer().time(), released::incrementAndGet);
+
+    assertTrue(pending.complete(reply(100)));
+    assertFalse(pending.complete(reply(200)));
+
+    assertEquals(List.of(100), r.writes);
+    assertEquals(List.of(true), r.lasts);
+    assertEquals(1, succeeded.get());
+    assertEquals(1, released.get());
+  }
+}
