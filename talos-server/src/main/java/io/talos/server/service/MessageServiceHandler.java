@@ -7,6 +7,7 @@ import io.talos.server.storage.CorruptRecordException;
 import io.talos.server.storage.OffsetOutOfRangeException;
 import io.talos.server.storage.PartitionDataMissingException;
 import io.talos.server.storage.PartitionFencedException;
+import io.talos.server.storage.PartitionLogClosedException;
 import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionOffsets;
 import io.talos.server.storage.PartitionLogs;
@@ -59,6 +60,8 @@ import java.util.List;
  * Thread-safe.
  */
 public final class MessageServiceHandler extends BaseServiceHandler implements MessageService.Iface {
+  /** Appends tried on a log closed meanwhile, each on the log opened again, before giving up. */
+  static final int CLOSED_LOG_ATTEMPTS = 3;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MessageServiceHandler.class);
   private final Topics topics;
   private final PartitionLogs logs;
@@ -304,11 +307,22 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       all.add(new PartitionLog.Put(put.blocks(), put.producerId(), put.producerSequence()));
     }
     java.util.concurrent.CompletableFuture<PartitionLog.PutResult[]> written;
+    PartitionLog target = log;
     try {
-      // The log may have been closed (idle, or over the open limits) since the puts resolved it.
-      PartitionLog target = log.isClosed() && !log.isFenced()
-          ? Topics.openLog(logs, puts.get(0).topic(), puts.get(0).partitionId()) : log;
-      written = target.appendPutsAsync(all, clock.millis());
+      for (int attempt = 1; ; attempt++) {
+        try {
+          written = target.appendPutsAsync(all, clock.millis());
+          break;
+        } catch (PartitionLogClosedException e) {
+          // Closed since the puts resolved it (idle, over storage.open.logs.max, or released):
+          // nothing was written, so the puts go to the log opened again. Opening checks ownership
+          // afresh (a fenced log throws PartitionFencedException instead). With more partitions
+          // busy than may be open the new log can be closed again at once: after a few tries the
+          // put is answered PARTITION_NOT_SERVING, which clients retry.
+          if (attempt == CLOSED_LOG_ATTEMPTS) throw e;
+          target = Topics.openLog(logs, puts.get(0).topic(), puts.get(0).partitionId());
+        }
+      }
     } catch (GalaxyTalosException e) {
       return java.util.concurrent.CompletableFuture.failedFuture(e);
     } catch (IOException e) {
@@ -342,6 +356,11 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
     if (e instanceof PartitionFencedException) {
       return TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + p.partitionId() + " of topic '"
           + p.topic().name() + "' is now served by another server; the put was not acknowledged: " + e.getMessage());
+    }
+    if (e instanceof PartitionLogClosedException) { // closed again at once: not a storage failure
+      return TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + p.partitionId() + " of topic '"
+          + p.topic().name() + "' was closed on this server while the put waited (idle, over storage.open.logs.max,"
+          + " released or stopping); the put was not acknowledged, retry: " + e.getMessage());
     }
     storageFailed(p.topic(), p.partitionId(), "put", e);
     return TalosErrors.of(ErrorCode.HDFS_OPERATION_FAILED, "append to partition " + p.partitionId()

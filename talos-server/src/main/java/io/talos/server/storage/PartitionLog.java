@@ -1140,8 +1140,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     }
   }
 
-  private void ensureOpen() throws IOException {
-    if (closed) throw new IOException("partition log " + dir + " is closed");
+  private void ensureOpen() throws PartitionLogClosedException {
+    if (closed) throw new PartitionLogClosedException("partition log " + dir + " is closed");
   }
 
   @Override
