@@ -802,7 +802,8 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     return true;
   }
 
-  private static boolean reply(Response response, Callback callback, byte[] reply) {
+  /** Answers 200 with a Thrift reply, written in slices (see {@link SlicedReplyWrite}). */
+  static boolean reply(Response response, Callback callback, byte[] reply) {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     SlicedReplyWrite.write(response, reply, callback);

@@ -2,7 +2,6 @@ package io.talos.server.frontend;
 
 import com.codahale.metrics.Timer;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
@@ -21,20 +20,14 @@ final class PendingReply {
 
   /** @param onComplete run once when the reply is sent (releases what the request held) */
   PendingReply(Response response, Callback callback, Timer.Context timer, Runnable onComplete) {
-    this((reply, sent) -> {
-      response.setStatus(200);
-      response.getHeaders().put(HttpHeader.CONTENT_TYPE, ApiHandler.THRIFT_CONTENT_TYPE);
-      // sliced like every reply: a get's reply of several MiB written in one piece costs a fresh
-      // direct buffer of its size (see SlicedReplyWrite)
-      SlicedReplyWrite.write(response, reply, sent == null ? callback
-          : Callback.from(callback.getInvocationType(), () -> {
-            sent.run();
-            callback.succeeded();
-          }, failure -> {
-            sent.run();
-            callback.failed(failure);
-          }));
-    }, timer, onComplete);
+    this((reply, sent) -> ApiHandler.reply(response, sent == null ? callback
+        : Callback.from(callback.getInvocationType(), () -> {
+          sent.run();
+          callback.succeeded();
+        }, failure -> {
+          sent.run();
+          callback.failed(failure);
+        }), reply), timer, onComplete);
   }
 
   /** A reply that goes to {@code sink} instead of an HTTP response (a request forwarded by a peer). */

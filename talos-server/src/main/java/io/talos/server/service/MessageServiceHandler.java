@@ -61,7 +61,7 @@ import java.util.List;
  */
 public final class MessageServiceHandler extends BaseServiceHandler implements MessageService.Iface {
   /** Appends tried on a log closed meanwhile, each on the log opened again, before giving up. */
-  static final int CLOSED_LOG_ATTEMPTS = 3;
+  private static final int CLOSED_LOG_ATTEMPTS = 3;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MessageServiceHandler.class);
   private final Topics topics;
   private final PartitionLogs logs;
