@@ -233,9 +233,13 @@ public final class LoadBench {
         + " (default: ${DEFAULT-VALUE}).")
     int inFlight = 0;
 
+    @Option(names = "--sdk-rounds", description = "Times each system's async produce is measured, fresh servers each"
+        + " round, the order alternating; figures are medians, ratios medians with their range (default: ${DEFAULT-VALUE}).")
+    int rounds = 1;
+
     SdkScenario.Options options() {
       return new SdkScenario.Options(sizes, partitions, batchBytes, seconds, backlog, backlogBytes, rate, latencyBytes,
-          latencyWarmup, latencySeconds, longPollMs, fetchIntervalMs, inFlight);
+          latencyWarmup, latencySeconds, longPollMs, fetchIntervalMs, inFlight, rounds);
     }
   }
 
@@ -398,6 +402,9 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
+      if (o.rounds < 1) {
+        throw new CommandLine.ParameterException(new CommandLine(this), "--sdk-rounds must be >= 1, got " + o.rounds);
+      }
       SdkScenario.run(ctx, common.warmup, o.options());
     }
   }

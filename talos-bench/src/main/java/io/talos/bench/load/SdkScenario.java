@@ -27,7 +27,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * The high-level clients against each other: Talos's {@link TalosProducer} and group
  * {@link TalosConsumer} versus Kafka's {@code KafkaProducer} and group {@code KafkaConsumer}, in
- * one run (Talos first, then Kafka, each alone on the machine).
+ * one run, each server alone on the machine. Async produce runs in rounds (one by default), each on
+ * fresh servers with the order alternating (see {@link Rounds}); catch-up and latency then run once
+ * more on fresh servers, Talos first.
  *
  * <ol>
  *   <li>Async produce: ONE producer, one thread calling send as fast as the producer accepts
@@ -49,7 +51,7 @@ final class SdkScenario {
   /** Options of the scenario. */
   record Options(List<Integer> sizes, int partitions, int batchBytes, double seconds, long backlog,
       int backlogBytes, int rate, int latencyBytes, double latencyWarmup, double latencySeconds,
-      long longPollMs, long fetchIntervalMs, int inFlight) {}
+      long longPollMs, long fetchIntervalMs, int inFlight, int rounds) {}
 
   /** e2e: intended send to poll; ack: intended send to the producer's acknowledgement (the put's share). */
   record Latency(String name, Histogram e2e, Histogram ack, long measured, String failure) {}
@@ -59,7 +61,8 @@ final class SdkScenario {
   static void run(BenchContext ctx, double warmupSeconds, Options o) throws Exception {
     ctx.report.heading("SDK clients: async producer, group catch-up, end-to-end latency");
     ctx.report.text(String.format(Locale.ROOT, "One TalosProducer vs one KafkaProducer and one group TalosConsumer"
-        + " vs one group KafkaConsumer, in this run: Talos first, then Kafka, each server alone on the machine."
+        + " vs one group KafkaConsumer, in this run, each server alone on the machine: async produce on fresh servers"
+        + " (Talos first; with several rounds the order alternates), then catch-up and latency on fresh servers (Talos first)."
         + " Produce: %d partitions, one thread sending keyless records as fast as the producer accepts them,"
         + " %s s measured after %s s warm-up; both: %d-byte batches per partition (Talos batch.max.bytes,"
         + " batch.max.records=100000; Kafka batch.size), linger.ms=5, 32 MiB buffer, idempotence on, no"
@@ -74,31 +77,33 @@ final class SdkScenario {
         o.batchBytes, o.inFlight > 0 ? Integer.toString(o.inFlight)
             : io.talos.client.producer.ProducerConfig.defaults().maxInFlightRequests() + " (default)", o.backlog, o.backlogBytes, o.rate, o.latencyBytes, SyncScenario.fmt(o.latencySeconds),
         SyncScenario.fmt(o.latencyWarmup), o.longPollMs, o.fetchIntervalMs, LatencyScenario.durabilityText(ctx)));
-    List<Double> talosProduce = new ArrayList<>();
-    List<Double> kafkaProduce = new ArrayList<>();
+    if (o.rounds > 1) ctx.report.text("Async produce: " + Rounds.describe(o.rounds));
+    // rounds x sizes
+    List<List<Double>> talosProduce = new ArrayList<>();
+    List<List<Double>> kafkaProduce = new ArrayList<>();
+    for (int round = 1; round <= o.rounds; round++) {
+      boolean kafkaFirst = Rounds.kafkaFirst(ctx, round);
+      if (kafkaFirst) kafkaProduce.add(kafkaProduceRound(ctx, o, warmupSeconds, round));
+      talosProduce.add(talosProduceRound(ctx, o, warmupSeconds, round));
+      if (ctx.kafka && !kafkaFirst) kafkaProduce.add(kafkaProduceRound(ctx, o, warmupSeconds, round));
+    }
     double talosCatchUp;
     double kafkaCatchUp = 0;
     List<Latency> latencies = new ArrayList<>();
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
       node.resetMemoryPeaks();
-      for (int size : o.sizes) {
-        try (AutoCloseable profile = ctx.profile(node, "sdk-produce-" + size + "b", warmupSeconds, o.seconds)) {
-          talosProduce.add(talosProduce(ctx, client, "sdk-produce-" + size, size, o, warmupSeconds));
-        }
-      }
       talosCatchUp = talosCatchUp(ctx, node, client, o);
       latencies.add(talosLatency(ctx, node, client, "Talos, long poll", o, o.longPollMs));
       latencies.add(talosLatency(ctx, node, client, "Talos, fetch every " + o.fetchIntervalMs + " ms", o, 0));
-      ctx.report.memory("sdk", "Talos", node.memory());
+      ctx.report.memory("sdk catch-up, latency", "Talos", node.memory());
     }
     if (ctx.kafka) {
       try (KafkaNode node = ctx.startKafka()) {
         node.process().memory().resetPeaks();
-        for (int size : o.sizes) kafkaProduce.add(kafkaProduce(ctx, node, "sdk-produce-" + size, size, o, warmupSeconds));
         kafkaCatchUp = kafkaCatchUp(ctx, node, o);
         latencies.add(kafkaLatency(ctx, node, o));
-        ctx.report.memory("sdk", "Kafka", node.process().memory().snapshot());
+        ctx.report.memory("sdk catch-up, latency", "Kafka", node.process().memory().snapshot());
       }
     }
     Table t = ctx.kafka
@@ -106,15 +111,10 @@ final class SdkScenario {
         : new Table("SDK throughput", "figure", "Talos");
     for (int i = 0; i < o.sizes.size(); i++) {
       int size = o.sizes.get(i);
-      double a = talosProduce.get(i);
-      if (ctx.kafka) {
-        double b = kafkaProduce.get(i);
-        t.row(size + " B async produce, records/s", Table.count(a), Table.count(b), Table.ratio(a, b));
-        t.row(size + " B async produce, MB/s", Table.mbps(a * size), Table.mbps(b * size), Table.ratio(a, b));
-      } else {
-        t.row(size + " B async produce, records/s", Table.count(a));
-        t.row(size + " B async produce, MB/s", Table.mbps(a * size));
-      }
+      double[] a = Rounds.figures(talosProduce, i, r -> r);
+      double[] b = Rounds.figures(kafkaProduce, i, r -> r);
+      Rounds.row(t, size + " B async produce, records/s", a, b, true);
+      Rounds.row(t, size + " B async produce, MB/s", times(a, size), times(b, size), false);
     }
     String catchUp = String.format(Locale.ROOT, "group catch-up of %,d x %d B, records/s", o.backlog, o.backlogBytes);
     if (ctx.kafka) {
@@ -161,6 +161,42 @@ final class SdkScenario {
     for (Latency l : latencies) {
       if (l.failure != null) ctx.report.text("_" + l.name + ": " + l.failure + "_");
     }
+  }
+
+  private static double[] times(double[] v, double factor) {
+    double[] r = v.clone();
+    for (int i = 0; i < r.length; i++) r[i] *= factor;
+    return r;
+  }
+
+  /** One round of async produce on a fresh Talos server: records/s per size. */
+  private static List<Double> talosProduceRound(BenchContext ctx, Options o, double warmupSeconds, int round)
+      throws Exception {
+    List<Double> rates = new ArrayList<>();
+    try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
+      SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
+      node.resetMemoryPeaks();
+      for (int size : o.sizes) {
+        String name = "sdk-produce-" + size + "b" + (round > 1 ? "-round" + round : "");
+        try (AutoCloseable profile = ctx.profile(node, name, warmupSeconds, o.seconds)) {
+          rates.add(talosProduce(ctx, client, "sdk-produce-" + size, size, o, warmupSeconds));
+        }
+      }
+      if (round == 1) ctx.report.memory("sdk produce", "Talos", node.memory());
+    }
+    return rates;
+  }
+
+  /** One round of async produce on a fresh Kafka broker: records/s per size. */
+  private static List<Double> kafkaProduceRound(BenchContext ctx, Options o, double warmupSeconds, int round)
+      throws Exception {
+    List<Double> rates = new ArrayList<>();
+    try (KafkaNode node = ctx.startKafka()) {
+      node.process().memory().resetPeaks();
+      for (int size : o.sizes) rates.add(kafkaProduce(ctx, node, "sdk-produce-" + size, size, o, warmupSeconds));
+      if (round == 1) ctx.report.memory("sdk produce", "Kafka", node.process().memory().snapshot());
+    }
+    return rates;
   }
 
   // ------------------------------------------------------------------ Talos

@@ -47,17 +47,12 @@ final class ThroughputScenario {
         + " partition (fetch up to 10,000 messages / 2 MiB), Kafka one KafkaConsumer (max.poll.records=10000)."
         + " Durability on both: %s.", partitions, SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds),
         batchBytes, batchBytes, batchBytes, LatencyScenario.durabilityText(ctx)));
-    if (rounds > 1) {
-      ctx.report.text(String.format(Locale.ROOT, "%d rounds, each system on a fresh server per round, the order"
-          + " alternating (Talos first in odd rounds, Kafka first in even ones): each figure is the median of"
-          + " the rounds, and each ratio the median of the rounds' ratios with their lowest and highest in"
-          + " brackets (identical runs on one machine have differed by up to a third).", rounds));
-    }
+    if (rounds > 1) ctx.report.text(Rounds.describe(rounds));
     // rounds x sizes
     List<List<Figures>> talos = new ArrayList<>();
     List<List<Figures>> kafka = new ArrayList<>();
     for (int round = 1; round <= rounds; round++) {
-      boolean kafkaFirst = ctx.kafka && round % 2 == 0;
+      boolean kafkaFirst = Rounds.kafkaFirst(ctx, round);
       if (kafkaFirst) kafka.add(kafkaRound(ctx, sizes, partitions, batchBytes, warmupSeconds, seconds, round == 1));
       talos.add(talosRound(ctx, sizes, partitions, batchBytes, warmupSeconds, seconds, round == 1));
       if (ctx.kafka && !kafkaFirst) kafka.add(kafkaRound(ctx, sizes, partitions, batchBytes, warmupSeconds, seconds, round == 1));
@@ -101,40 +96,7 @@ final class ThroughputScenario {
   /** One figure: the median over rounds of each system, and the median (min-max) of the rounds' ratios. */
   private static void row(Table t, String name, List<List<Figures>> talos, List<List<Figures>> kafka, int sizeIndex,
       java.util.function.ToDoubleFunction<Figures> figure, boolean count) {
-    double[] a = talos.stream().mapToDouble(r -> figure.applyAsDouble(r.get(sizeIndex))).toArray();
-    String fa = format(median(a), count);
-    if (kafka.isEmpty()) {
-      t.row(name, fa + spread(a, count));
-      return;
-    }
-    double[] b = kafka.stream().mapToDouble(r -> figure.applyAsDouble(r.get(sizeIndex))).toArray();
-    double[] ratios = new double[a.length];
-    for (int i = 0; i < a.length; i++) ratios[i] = b[i] == 0 ? Double.NaN : a[i] / b[i];
-    String ratio = a.length == 1 ? Table.ratio(a[0], b[0])
-        : String.format(Locale.ROOT, "%.2f (%.2f-%.2f)", median(ratios), min(ratios), max(ratios));
-    t.row(name, fa + spread(a, count), format(median(b), count) + spread(b, count), ratio);
-  }
-
-  private static String format(double v, boolean count) {
-    return count ? Table.count(v) : Table.mbps(v);
-  }
-
-  private static String spread(double[] v, boolean count) {
-    return v.length == 1 ? "" : " (" + format(min(v), count) + "-" + format(max(v), count) + ")";
-  }
-
-  static double median(double[] v) {
-    double[] s = v.clone();
-    java.util.Arrays.sort(s);
-    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  }
-
-  private static double min(double[] v) {
-    return java.util.Arrays.stream(v).min().orElse(Double.NaN);
-  }
-
-  private static double max(double[] v) {
-    return java.util.Arrays.stream(v).max().orElse(Double.NaN);
+    Rounds.row(t, name, Rounds.figures(talos, sizeIndex, figure), Rounds.figures(kafka, sizeIndex, figure), count);
   }
 
   private static Figures talos(BenchContext ctx, TalosNode node, TalosClient client, int size, int partitions,
