@@ -21,9 +21,8 @@ final class Rounds {
     return ctx.kafka && round % 2 == 0;
   }
 
-  /** The text that says how rounds are run, for a report; empty for one round. */
+  /** The text that says how several rounds are run, for a report. */
   static String describe(int rounds) {
-    if (rounds <= 1) return "";
     return String.format(Locale.ROOT, "%d rounds, each system on a fresh server per round, the order"
         + " alternating (Talos first in odd rounds, Kafka first in even ones): each figure is the median of"
         + " the rounds, and each ratio the median of the rounds' ratios with their lowest and highest in"

@@ -111,10 +111,10 @@ final class SdkScenario {
         : new Table("SDK throughput", "figure", "Talos");
     for (int i = 0; i < o.sizes.size(); i++) {
       int size = o.sizes.get(i);
-      double[] a = Rounds.figures(talosProduce, i, r -> r);
-      double[] b = Rounds.figures(kafkaProduce, i, r -> r);
-      Rounds.row(t, size + " B async produce, records/s", a, b, true);
-      Rounds.row(t, size + " B async produce, MB/s", times(a, size), times(b, size), false);
+      Rounds.row(t, size + " B async produce, records/s", Rounds.figures(talosProduce, i, r -> r),
+          Rounds.figures(kafkaProduce, i, r -> r), true);
+      Rounds.row(t, size + " B async produce, MB/s", Rounds.figures(talosProduce, i, r -> r * size),
+          Rounds.figures(kafkaProduce, i, r -> r * size), false);
     }
     String catchUp = String.format(Locale.ROOT, "group catch-up of %,d x %d B, records/s", o.backlog, o.backlogBytes);
     if (ctx.kafka) {
@@ -161,12 +161,6 @@ final class SdkScenario {
     for (Latency l : latencies) {
       if (l.failure != null) ctx.report.text("_" + l.name + ": " + l.failure + "_");
     }
-  }
-
-  private static double[] times(double[] v, double factor) {
-    double[] r = v.clone();
-    for (int i = 0; i < r.length; i++) r[i] *= factor;
-    return r;
   }
 
   /** One round of async produce on a fresh Talos server: records/s per size. */
