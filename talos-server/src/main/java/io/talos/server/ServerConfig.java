@@ -87,6 +87,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_INDEX_INTERVAL_BYTES = "storage.index.interval.bytes";
   public static final String STORAGE_RETENTION_CHECK_INTERVAL_MS = "storage.retention.check.interval.ms";
   public static final String STORAGE_TAIL_CACHE_BYTES = "storage.tail.cache.bytes";
+  public static final String STORAGE_LOCAL_PAGE_CACHE_WINDOW_BYTES = "storage.local.page.cache.window.bytes";
   /** {@link #STORAGE_TAIL_CACHE_BYTES}: chosen by storage (see {@link #tailCacheBytes}). */
   public static final long TAIL_CACHE_AUTO = -1;
   /** {@link #STORAGE_TAIL_CACHE_BYTES} chosen for HDFS. */
@@ -295,6 +296,8 @@ public final class ServerConfig extends TalosConfig {
           "Bytes of recently appended data kept in memory (shared by all partitions, oldest appends evicted first) so that consumers near the tail do not read the file system; 0 disables it. "
               + "-1 (the default) chooses by storage: 67108864 (64 MiB) on HDFS, where each read of a segment being written costs NameNode and DataNode round trips; "
               + "0 on the local file system, whose page cache already serves recent data, without the garbage-collection work of a cache in the heap (appended batches that live a fraction of a second are copied by young collections and promoted).")
+      .define(STORAGE_LOCAL_PAGE_CACHE_WINDOW_BYTES, Type.LONG, 32L * 1024 * 1024, Validator.between(0, 1L << 40),
+          "Local file system on Linux: bytes at the end of each segment file left in the OS page cache; data further behind is written back to disk and dropped from the page cache in 4 MiB chunks by a background thread, after it is written and again after it is read, so that new data reuses the freed pages (taking fresh pages costs several times the copy itself, most of all in a virtual machine) and dirty data stays bounded per file. Consumers within this much of the end read from memory, others from disk. Advice only: what is stored and when a put is acknowledged do not change. 0: the page cache is left to the kernel.")
       .define(STORAGE_LEASE_RECOVERY_TIMEOUT_MS, Type.LONG, 60_000L, Validator.atLeast(0),
           "HDFS: how long opening a partition waits for the lease of a segment left open by a crashed or previous owner to be recovered, in ms.")
       .define(STORAGE_PRODUCERS_PER_PARTITION_MAX, Type.INT, 1000, Validator.between(1, 1_000_000),

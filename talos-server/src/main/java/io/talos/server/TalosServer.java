@@ -65,6 +65,8 @@ import io.talos.server.storage.Durability;
 import io.talos.server.storage.LogConfig;
 import io.talos.server.storage.NextOffsetStore;
 import io.talos.server.storage.PartitionLogs;
+import io.talos.server.storage.OwnerOnlyLocalFileSystem;
+import io.talos.server.storage.PageCacheDropBehind;
 import io.talos.server.storage.TailCache;
 import io.talos.server.service.ScheduleInfoHandler;
 import io.talos.thrift.ClusterService;
@@ -172,6 +174,14 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.open.files", (Gauge<Integer>) gauged::openFileCount);
       metrics.register("storage.opened.logs", (Gauge<Integer>) gauged::openedLogs);
       metrics.register("storage.evicted.logs", (Gauge<Integer>) gauged::evictedLogs);
+      if (partitionLogs.fileSystem() instanceof OwnerOnlyLocalFileSystem local && local.dropBehind() != null) {
+        PageCacheDropBehind dropBehind = local.dropBehind();
+        metrics.register("storage.page.cache.written.back.bytes", (Gauge<Long>) dropBehind::writtenBackBytes);
+        metrics.register("storage.page.cache.dropped.bytes", (Gauge<Long>) dropBehind::droppedBytes);
+        metrics.register("storage.page.cache.skipped.chunks", (Gauge<Long>) dropBehind::skippedChunks);
+        metrics.register("storage.page.cache.failed.calls", (Gauge<Long>) dropBehind::failedCalls);
+        metrics.register("storage.page.cache.queued.chunks", (Gauge<Integer>) dropBehind::queuedChunks);
+      }
 
       if (clusterSettings != null) {
         if (!(opened instanceof PartitionOwnerEpochs epochs)) {
@@ -589,7 +599,8 @@ public final class TalosServer implements AutoCloseable {
     Configuration hadoop = new Configuration();
     config.withPrefix(ServerConfig.HADOOP_PREFIX).forEach(hadoop::set);
     URI root = URI.create(config.storageRootUri());
-    FileSystem fs = PartitionLogs.fileSystemFor(root, hadoop);
+    FileSystem fs = PartitionLogs.fileSystemFor(root, hadoop,
+        config.getLong(ServerConfig.STORAGE_LOCAL_PAGE_CACHE_WINDOW_BYTES));
     LogConfig logConfig = LogConfig.builder()
         .segmentBytes(config.getLong(ServerConfig.STORAGE_SEGMENT_BYTES))
         .segmentMs(config.getLong(ServerConfig.STORAGE_SEGMENT_MS))

@@ -13,6 +13,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.hadoop.fs.permission.FsPermission;
@@ -29,12 +30,33 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * process). Existing files and directories keep their mode. On a file system without POSIX
  * permissions it behaves exactly like its parent.
  *
+ * <p>Given a {@link PageCacheDropBehind}, its streams report writes and positioned reads to it,
+ * which keeps only the newest part of each file in the page cache; it is closed with the file
+ * system.
+ *
  * <p>Thread-safe like its parent.
  */
 public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
   static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-------");
   static final Set<PosixFilePermission> DIR = PosixFilePermissions.fromString("rwx------");
   private static final boolean POSIX = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
+
+  /** Null: the page cache is left to the kernel. */
+  private final PageCacheDropBehind dropBehind;
+
+  public OwnerOnlyLocalFileSystem() {
+    this(null);
+  }
+
+  /** @param dropBehind null to leave the page cache to the kernel; owned (closed) by this file system */
+  public OwnerOnlyLocalFileSystem(PageCacheDropBehind dropBehind) {
+    this.dropBehind = dropBehind;
+  }
+
+  /** The drop-behind its streams report to, or null. */
+  public PageCacheDropBehind dropBehind() {
+    return dropBehind;
+  }
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
@@ -64,13 +86,33 @@ public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
   @Override
   protected OutputStream createOutputStreamWithMode(Path f, boolean append, FsPermission permission)
       throws IOException {
-    if (!POSIX) return super.createOutputStreamWithMode(f, append, permission);
-    try {
-      Files.createFile(pathToFile(f).toPath(), attribute(FILE));
-    } catch (FileAlreadyExistsException e) {
-      // overwrite or append: the existing file keeps its mode
+    if (POSIX) {
+      try {
+        Files.createFile(pathToFile(f).toPath(), attribute(FILE));
+      } catch (FileAlreadyExistsException e) {
+        // overwrite or append: the existing file keeps its mode
+      }
     }
-    return super.createOutputStreamWithMode(f, append, permission);
+    OutputStream out = super.createOutputStreamWithMode(f, append, permission);
+    if (dropBehind == null) return out;
+    File file = pathToFile(f);
+    return new DropBehindOutputStream(out, file.getPath(), append ? file.length() : 0, dropBehind);
+  }
+
+  @Override
+  public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+    FSDataInputStream in = super.open(f, bufferSize);
+    if (dropBehind == null) return in;
+    return new FSDataInputStream(new DropBehindInputStream(in, pathToFile(f), dropBehind));
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      super.close();
+    } finally {
+      if (dropBehind != null) dropBehind.close();
+    }
   }
 
   @Override

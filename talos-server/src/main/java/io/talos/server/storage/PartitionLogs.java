@@ -300,8 +300,27 @@ public final class PartitionLogs implements Closeable {
    * FileSystem#newInstance(URI, Configuration)}.
    */
   public static FileSystem fileSystemFor(URI root, Configuration conf) throws IOException {
+    return fileSystemFor(root, conf, 0);
+  }
+
+  /**
+   * As {@link #fileSystemFor(URI, Configuration)}, and on the local file system with a {@link
+   * PageCacheDropBehind} keeping {@code pageCacheWindowBytes} behind the end of each file in the
+   * page cache; 0, or a machine where the native calls are unavailable (logged once), leaves the
+   * page cache to the kernel. Ignored for other schemes.
+   */
+  public static FileSystem fileSystemFor(URI root, Configuration conf, long pageCacheWindowBytes) throws IOException {
     if (root.getScheme() == null || "file".equals(root.getScheme())) {
-      RawLocalFileSystem raw = new OwnerOnlyLocalFileSystem();
+      PageCacheDropBehind dropBehind = null;
+      if (pageCacheWindowBytes > 0) {
+        String why = PageCacheDropBehind.unavailableReason();
+        if (why == null) {
+          dropBehind = new PageCacheDropBehind(pageCacheWindowBytes, true);
+        } else {
+          LOG.warn("Page-cache drop-behind is unavailable, the page cache is left to the kernel: {}", why);
+        }
+      }
+      RawLocalFileSystem raw = new OwnerOnlyLocalFileSystem(dropBehind);
       raw.initialize(URI.create("file:///"), conf);
       return raw;
     }
