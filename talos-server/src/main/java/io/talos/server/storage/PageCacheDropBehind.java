@@ -181,11 +181,7 @@ public final class PageCacheDropBehind implements Closeable {
         return; // not known to be on the disk: the kernel would keep the dirty pages anyway
       }
       writtenBackBytes.addAndGet(c.length);
-      if (NativePageCache.dropCleanPages(c.fd, c.offset, c.length) != 0) {
-        failedCalls.incrementAndGet();
-      } else {
-        droppedBytes.addAndGet(c.length);
-      }
+      dropCleanPages(c.fd, c);
     } finally {
       NativePageCache.closeQuietly(c.fd);
       c.fd = -1;
@@ -196,13 +192,17 @@ public final class PageCacheDropBehind implements Closeable {
     int fd = NativePageCache.openReadOnly(c.path);
     if (fd < 0) return;
     try {
-      if (NativePageCache.dropCleanPages(fd, c.offset, c.length) != 0) {
-        failedCalls.incrementAndGet();
-      } else {
-        droppedBytes.addAndGet(c.length);
-      }
+      dropCleanPages(fd, c);
     } finally {
       NativePageCache.closeQuietly(fd);
+    }
+  }
+
+  private void dropCleanPages(int fd, Chunk c) {
+    if (NativePageCache.dropCleanPages(fd, c.offset, c.length) != 0) {
+      failedCalls.incrementAndGet();
+    } else {
+      droppedBytes.addAndGet(c.length);
     }
   }
 
