@@ -133,7 +133,11 @@ public final class PageCacheDropBehind implements Closeable {
     }
   }
 
-  /** Whether a read ending at {@code end} may complete a chunk (cheap test before asking the file's length). */
+  /**
+   * Whether a read of {@code [position, position + length)} reaches or crosses a chunk boundary,
+   * so that {@link #afterRead} may have a chunk to drop (the cheap test before asking the file's
+   * length).
+   */
   static boolean completesChunk(long position, long length) {
     return floorChunk(position + length) > floorChunk(position);
   }

@@ -321,7 +321,12 @@ public final class PartitionLogs implements Closeable {
         }
       }
       RawLocalFileSystem raw = new OwnerOnlyLocalFileSystem(dropBehind);
-      raw.initialize(URI.create("file:///"), conf);
+      try {
+        raw.initialize(URI.create("file:///"), conf);
+      } catch (IOException | RuntimeException e) {
+        if (dropBehind != null) dropBehind.close(); // its thread would outlive the failed start
+        throw e;
+      }
       return raw;
     }
     return FileSystem.newInstance(root, conf);
