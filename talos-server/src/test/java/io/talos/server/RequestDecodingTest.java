@@ -206,6 +206,12 @@ class RequestDecodingTest {
         new MessageService.getPartitionsOffset_result());
     assertEquals("request.topicAndPartitionList has 9 entries; at most 8 (request.partition.list.max.entries)",
         r.getE().getErrMsg());
+    // A value inside a list element is named by its index.
+    List<TopicAndPartition> negative = new ArrayList<>(taps.subList(0, 3));
+    negative.set(2, new TopicAndPartition("decode", topic, -1));
+    r = api.call("message", "getPartitionsOffset", new MessageService.getPartitionsOffset_args(
+        new GetPartitionsOffsetRequest(negative)), new MessageService.getPartitionsOffset_result());
+    assertEquals("request.topicAndPartitionList[2].partitionId is -1; partition ids are 0 or more", r.getE().getErrMsg());
     // At the limit it is served.
     assertEquals(8, api.call("message", "getPartitionsOffset", new MessageService.getPartitionsOffset_args(
         new GetPartitionsOffsetRequest(taps.subList(0, 8))), new MessageService.getPartitionsOffset_result())
@@ -226,6 +232,10 @@ class RequestDecodingTest {
     r = api.call("topic", "changeTopicAttribute", new TopicService.changeTopicAttribute_args(
         new ChangeTopicAttributeRequest(topic, new TopicAttribute().setAttributes(longValue))), new TopicService.changeTopicAttribute_result());
     assertEquals("request.topicAttribute.attributes[k] has 101 characters; at most 100 (request.string.max.chars)", r.getE().getErrMsg());
+    r = api.call("topic", "changeTopicAttribute", new TopicService.changeTopicAttribute_args(new ChangeTopicAttributeRequest(
+        topic, new TopicAttribute().setAttributes(Map.of("k".repeat(101), "v")))), new TopicService.changeTopicAttribute_result());
+    assertEquals("request.topicAttribute.attributes key has 101 characters; at most 100 (request.string.max.chars)",
+        r.getE().getErrMsg());
 
     TopicService.describeTopic_result d = api.call("topic", "describeTopic", new TopicService.describeTopic_args(
         new io.talos.thrift.DescribeTopicRequest("decode")), new TopicService.describeTopic_result());

@@ -34,8 +34,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * omission). The intended time travels in the first 8 bytes of the payload.
  */
 final class LatencyScenario {
-  /** @param gc the server's GC pauses in the measured window, or null when not known */
-  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc) {}
+  /**
+   * @param gc the server's GC pauses in the measured window, or null when not known
+   * @param hiccups how late a thread of the generator woke, asking to every 1 ms, in the window
+   */
+  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups) {}
 
   /** A put acknowledged later than this counts as a stall in the report. */
   static final long STALL_NANOS = 20_000_000L;
@@ -106,12 +109,20 @@ final class LatencyScenario {
     }
     if (kafka != null) {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)), Table.count(stalls(kafka.put)), "");
+      t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
+      t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
+          "");
       t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
     } else {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
+      t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
+      t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
       t.row("messages measured", Table.count(talos.messages));
     }
     ctx.report.table(t);
+    ctx.report.text("Generator stalls: a thread of the load generator asks to wake every 1 ms throughout the"
+        + " measured window; a wake later than 20 ms is a stall of the machine or of the generator's own JVM, which"
+        + " delays the sends and acknowledgements it measures whatever the server does.");
     if (talos.gc != null) {
       ctx.report.text("Talos server GC in the measured window (-Xlog:gc): " + talos.gc.describe() + ".");
     }
@@ -189,6 +200,7 @@ final class LatencyScenario {
     // the SDK's producer is synchronous: up to `inflight` puts at once (threads taking the next
     // due message), as Kafka's producer keeps up to 5 requests in flight
     ExecutorService senders = Executors.newFixedThreadPool(inflight);
+    HiccupMeter hiccups = new HiccupMeter(measureStart, "s4-talos-hiccups");
     long gcFrom = -1;
     for (long i = 0; i < total && failure.get() == null; i++) {
       long intended = start + i * interval;
@@ -215,10 +227,11 @@ final class LatencyScenario {
     senders.shutdown();
     senders.awaitTermination(60, TimeUnit.SECONDS);
     reader.join(30_000);
+    hiccups.close();
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcLog != null && gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    return new Figures(put, e2e, put.getTotalCount(), gc);
+    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness());
   }
 
   private static Figures kafka(BenchContext ctx, KafkaNode node, int rate, int size, double warmupSeconds,
@@ -245,6 +258,7 @@ final class LatencyScenario {
     AtomicLong consumed = new AtomicLong();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     long[] window = new long[1];
+    HiccupMeter hiccups = null;
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
       TopicPartition tp = new TopicPartition(topic, 0);
@@ -255,6 +269,7 @@ final class LatencyScenario {
       long start = System.nanoTime() + 100_000_000L;
       long measureStart = start + (long) (warmupSeconds * 1e9);
       window[0] = measureStart;
+      hiccups = new HiccupMeter(measureStart, "s5-kafka-hiccups");
       Thread reader = new Thread(() -> {
         try {
           while (consumed.get() < total && failure.get() == null) {
@@ -293,9 +308,10 @@ final class LatencyScenario {
       }
       producer.flush();
       reader.join(30_000);
+      hiccups.close();
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount(), null);
+    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness());
   }
 }

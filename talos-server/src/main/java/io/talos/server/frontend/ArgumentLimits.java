@@ -3,6 +3,7 @@ package io.talos.server.frontend;
 import io.talos.common.errors.TalosErrors;
 import io.talos.server.ServerConfig;
 import io.talos.thrift.GalaxyTalosException;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -75,38 +76,91 @@ public final class ArgumentLimits {
   /** The first limit {@code args} (a generated {@code *_args} struct) breaks, or null. */
   GalaxyTalosException violation(TBase<?, ?> args) {
     try {
-      checkStruct("", args);
+      checkStruct(null, args);
       return null;
     } catch (GalaxyTalosException e) {
       return e;
     }
   }
 
-  @SuppressWarnings({"rawtypes", "unchecked"})
-  private void checkStruct(String path, TBase struct) throws GalaxyTalosException {
-    Map<? extends TFieldIdEnum, FieldMetaData> fields = FieldMetaData.getStructMetaDataMap(struct.getClass());
-    for (Map.Entry<? extends TFieldIdEnum, FieldMetaData> f : fields.entrySet()) {
-      if (!struct.isSet(f.getKey())) continue;
-      FieldValueMetaData meta = f.getValue().valueMetaData;
-      if (meta.isBinary()) continue; // the getter would copy the payload
-      String name = f.getKey().getFieldName();
-      check(path.isEmpty() ? name : path + "." + name, name, meta, struct.getFieldValue(f.getKey()));
+  /** A field of a struct class, as the walk needs it. */
+  private record Field(TFieldIdEnum id, String name, FieldValueMetaData meta) {}
+
+  /**
+   * The fields of each struct class, read from its generated metadata once: every request walks
+   * them, and iterating the metadata map allocates an entry per field.
+   */
+  private static final ClassValue<Field[]> FIELDS = new ClassValue<>() {
+    @Override
+    @SuppressWarnings({"rawtypes", "unchecked"})
+    protected Field[] computeValue(Class<?> type) {
+      Map<? extends TFieldIdEnum, FieldMetaData> meta = FieldMetaData.getStructMetaDataMap((Class) type);
+      List<Field> fields = new ArrayList<>();
+      for (Map.Entry<? extends TFieldIdEnum, FieldMetaData> f : meta.entrySet()) {
+        fields.add(new Field(f.getKey(), f.getKey().getFieldName(), f.getValue().valueMetaData));
+      }
+      return fields.toArray(new Field[0]);
+    }
+  };
+
+  /**
+   * Where a value is in the request (e.g. {@code messageBlocks[3].messageNumber}), spelled only
+   * when a limit is broken: a walk that finds nothing wrong builds no strings. The root is null.
+   */
+  private record Path(Path parent, String field, Object key, int index) {
+    static final int NONE = -1;
+
+    static Path field(Path parent, String name) {
+      return new Path(parent, name, null, NONE);
+    }
+
+    static Path element(Path parent, int index) {
+      return new Path(parent, null, null, index);
+    }
+
+    static Path mapKey(Path parent) {
+      return new Path(parent, " key", null, NONE);
+    }
+
+    static Path mapValue(Path parent, Object key) {
+      return new Path(parent, null, key, NONE);
+    }
+
+    static String text(Path p) {
+      return p == null ? "" : p.toString();
+    }
+
+    @Override
+    public String toString() {
+      String before = text(parent);
+      if (field == null) return before + "[" + (key != null ? key : Integer.toString(index)) + "]";
+      if (field.startsWith(" ")) return before + field;
+      return before.isEmpty() ? field : before + "." + field;
     }
   }
 
   @SuppressWarnings("rawtypes")
-  private void check(String path, String field, FieldValueMetaData meta, Object value) throws GalaxyTalosException {
+  private void checkStruct(Path path, TBase struct) throws GalaxyTalosException {
+    for (Field f : FIELDS.get(struct.getClass())) {
+      if (!struct.isSet(f.id())) continue;
+      if (f.meta().isBinary()) continue; // the getter would copy the payload
+      check(Path.field(path, f.name()), f.name(), f.meta(), struct.getFieldValue(f.id()));
+    }
+  }
+
+  @SuppressWarnings({"rawtypes", "unchecked"})
+  private void check(Path path, String field, FieldValueMetaData meta, Object value) throws GalaxyTalosException {
     if (value == null) return;
     if (value instanceof String s) {
       boolean name = NAME_FIELDS.contains(field);
       int limit = name ? maxNameChars : maxStringChars;
       if (s.length() > limit) {
-        throw TalosErrors.invalidParams(path + " has " + s.length() + " characters; at most " + limit + " ("
+        throw TalosErrors.invalidParams(Path.text(path) + " has " + s.length() + " characters; at most " + limit + " ("
             + (name ? ServerConfig.REQUEST_NAME_MAX_CHARS : ServerConfig.REQUEST_STRING_MAX_CHARS) + ")");
       }
     } else if (value instanceof Integer i) {
       if (PARTITION_ID_FIELDS.contains(field) && i < 0) {
-        throw TalosErrors.invalidParams(path + " is " + i + "; partition ids are 0 or more");
+        throw TalosErrors.invalidParams(Path.text(path) + " is " + i + "; partition ids are 0 or more");
       }
     } else if (value instanceof TBase t) {
       checkStruct(path, t);
@@ -114,8 +168,8 @@ public final class ArgumentLimits {
       checkSize(path, m.size(), maxMapEntries, ServerConfig.REQUEST_MAP_MAX_ENTRIES);
       MapMetaData mm = (MapMetaData) meta;
       for (Map.Entry<?, ?> e : m.entrySet()) {
-        check(path + " key", field, mm.keyMetaData, e.getKey());
-        check(path + "[" + e.getKey() + "]", field, mm.valueMetaData, e.getValue());
+        check(Path.mapKey(path), field, mm.keyMetaData, e.getKey());
+        check(Path.mapValue(path, e.getKey()), field, mm.valueMetaData, e.getValue());
       }
     } else if (value instanceof Collection<?> c) {
       if (PARTITION_LIST_FIELDS.contains(field)) {
@@ -128,14 +182,18 @@ public final class ArgumentLimits {
       FieldValueMetaData elem = meta instanceof ListMetaData l ? l.elemMetaData
           : meta instanceof SetMetaData s ? s.elemMetaData : null;
       if (elem == null || elem.isBinary()) return;
-      int i = 0;
-      for (Object o : c) check(path + "[" + i++ + "]", field, elem, o);
+      if (c instanceof List<?> list && c instanceof java.util.RandomAccess) {
+        for (int i = 0; i < list.size(); i++) check(Path.element(path, i), field, elem, list.get(i));
+      } else {
+        int i = 0;
+        for (Object o : c) check(Path.element(path, i++), field, elem, o);
+      }
     }
   }
 
-  private static void checkSize(String path, int size, int limit, String key) throws GalaxyTalosException {
+  private static void checkSize(Path path, int size, int limit, String key) throws GalaxyTalosException {
     if (size > limit) {
-      throw TalosErrors.invalidParams(path + " has " + size + " entries; at most " + limit + " (" + key + ")");
+      throw TalosErrors.invalidParams(Path.text(path) + " has " + size + " entries; at most " + limit + " (" + key + ")");
     }
   }
 
