@@ -62,9 +62,12 @@ public final class GalaxySigner {
    */
   public static String stringToSign(String method, String path, String query,
       Map<String, List<String>> headers) {
+    // only the headers the string uses, lower-cased: the others (a dozen on every request) are
+    // skipped before any copy of their names or values is made
     Map<String, List<String>> lower = new TreeMap<>();
     for (Map.Entry<String, List<String>> e : headers.entrySet()) {
-      lower.computeIfAbsent(e.getKey().toLowerCase(Locale.ROOT), k -> new java.util.ArrayList<>())
+      if (!signed(e.getKey())) continue;
+      lower.computeIfAbsent(e.getKey().toLowerCase(Locale.ROOT), k -> new java.util.ArrayList<>(1))
           .addAll(e.getValue());
     }
     Map<String, String> params = parseQuery(query);
@@ -80,7 +83,13 @@ public final class GalaxySigner {
     }
     for (Map.Entry<String, List<String>> e : lower.entrySet()) {
       if (e.getKey().startsWith("x-xiaomi-")) {
-        sb.append(e.getKey()).append(':').append(String.join(",", e.getValue())).append('\n');
+        sb.append(e.getKey()).append(':');
+        List<String> values = e.getValue();
+        for (int i = 0; i < values.size(); i++) {
+          if (i > 0) sb.append(',');
+          sb.append(values.get(i));
+        }
+        sb.append('\n');
       }
     }
     sb.append(path);
@@ -95,6 +104,12 @@ public final class GalaxySigner {
       if (!e.getValue().isEmpty()) sb.append('=').append(e.getValue());
     }
     return sb.toString();
+  }
+
+  /** Whether a header (its name in any case) takes part in the string to sign. */
+  private static boolean signed(String name) {
+    return name.regionMatches(true, 0, "x-xiaomi-", 0, 9) || name.equalsIgnoreCase("content-md5")
+        || name.equalsIgnoreCase("content-type") || name.equalsIgnoreCase("date");
   }
 
   /**

@@ -77,6 +77,23 @@ class GalaxySignerTest {
 
   /** The SDK drops the digest's leading zeros (BigInteger.toString(16)); any case is accepted. */
   @Test
+  void theStringCoversExactlyTheSignedHeadersInAnyCase() {
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("Content-Type", List.of("application/x-thrift-compact"));
+    headers.put("X-Xiaomi-Timestamp", List.of("1700000000"));
+    headers.put("x-XIAOMI-extra", List.of("a", "b"));
+    headers.put("CONTENT-MD5", List.of("00ff"));
+    String base = GalaxySigner.stringToSign("POST", "/v1/api/message", null, headers);
+    assertEquals("POST\n00ff\napplication/x-thrift-compact\n\nx-xiaomi-extra:a,b\nx-xiaomi-timestamp:1700000000\n"
+        + "/v1/api/message", base);
+    Map<String, List<String>> more = new LinkedHashMap<>(headers);
+    more.put("User-Agent", List.of("anything"));
+    more.put("Host", List.of("example:8080"));
+    more.put("X-Xiaomi", List.of("no dash after the prefix"));
+    assertEquals(base, GalaxySigner.stringToSign("POST", "/v1/api/message", null, more), "unsigned headers are not in it");
+  }
+
+  @Test
   void md5HeaderIsComparedAsAHexNumber() {
     byte[] md5 = new byte[16];
     md5[15] = (byte) 0xab;

@@ -859,9 +859,16 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
 
   static String queryParam(String query, String name) {
     if (query == null) return null;
-    for (String part : query.split("&")) {
-      int eq = part.indexOf('=');
-      if (eq > 0 && part.substring(0, eq).equals(name)) return part.substring(eq + 1);
+    // walks the parts in place: on every request, and splitting copied each part of the query
+    int start = 0;
+    while (start < query.length()) {
+      int end = query.indexOf('&', start);
+      if (end < 0) end = query.length();
+      int eq = query.indexOf('=', start);
+      if (eq > start && eq < end && eq - start == name.length() && query.startsWith(name, start)) {
+        return query.substring(eq + 1, end);
+      }
+      start = end + 1;
     }
     return null;
   }
