@@ -36,7 +36,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 final class LatencyScenario {
   /**
    * @param gc the server's GC pauses in the measured window, or null when not known
-   * @param hiccups how late a thread of the generator woke, asking to every 1 ms, in the window
+   * @param hiccups how late a thread of the generator woke, asking to wake every 1 ms, in the window
    */
   record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups) {}
 
