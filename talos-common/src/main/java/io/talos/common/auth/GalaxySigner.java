@@ -83,13 +83,7 @@ public final class GalaxySigner {
     }
     for (Map.Entry<String, List<String>> e : lower.entrySet()) {
       if (e.getKey().startsWith("x-xiaomi-")) {
-        sb.append(e.getKey()).append(':');
-        List<String> values = e.getValue();
-        for (int i = 0; i < values.size(); i++) {
-          if (i > 0) sb.append(',');
-          sb.append(values.get(i));
-        }
-        sb.append('\n');
+        sb.append(e.getKey()).append(':').append(String.join(",", e.getValue())).append('\n');
       }
     }
     sb.append(path);

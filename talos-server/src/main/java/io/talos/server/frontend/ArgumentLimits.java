@@ -109,6 +109,8 @@ public final class ArgumentLimits {
    */
   private record Path(Path parent, String field, Object key, int index) {
     static final int NONE = -1;
+    /** The {@link #field} of a map's key: spelled after the map's path. */
+    private static final String MAP_KEY = " key";
 
     static Path field(Path parent, String name) {
       return new Path(parent, name, null, NONE);
@@ -119,7 +121,7 @@ public final class ArgumentLimits {
     }
 
     static Path mapKey(Path parent) {
-      return new Path(parent, " key", null, NONE);
+      return new Path(parent, MAP_KEY, null, NONE);
     }
 
     static Path mapValue(Path parent, Object key) {
@@ -134,7 +136,7 @@ public final class ArgumentLimits {
     public String toString() {
       String before = text(parent);
       if (field == null) return before + "[" + (key != null ? key : Integer.toString(index)) + "]";
-      if (field.startsWith(" ")) return before + field;
+      if (field.equals(MAP_KEY)) return before + field;
       return before.isEmpty() ? field : before + "." + field;
     }
   }
@@ -182,12 +184,8 @@ public final class ArgumentLimits {
       FieldValueMetaData elem = meta instanceof ListMetaData l ? l.elemMetaData
           : meta instanceof SetMetaData s ? s.elemMetaData : null;
       if (elem == null || elem.isBinary()) return;
-      if (c instanceof List<?> list && c instanceof java.util.RandomAccess) {
-        for (int i = 0; i < list.size(); i++) check(Path.element(path, i), field, elem, list.get(i));
-      } else {
-        int i = 0;
-        for (Object o : c) check(Path.element(path, i++), field, elem, o);
-      }
+      int i = 0;
+      for (Object o : c) check(Path.element(path, i++), field, elem, o);
     }
   }
 
