@@ -39,8 +39,12 @@ public final class TopicNames {
 
   /** @return the topic name inside a resource name, or null if it is not of the form a#b#c */
   public static String topicNameOf(String resourceName) {
+    // several times per request (authorization, quota, routing): the name is cut out, not split
     if (resourceName == null) return null;
-    String[] parts = resourceName.split("#", -1);
-    return parts.length == 3 && !parts[1].isEmpty() ? parts[1] : null;
+    int first = resourceName.indexOf('#');
+    if (first < 0) return null;
+    int second = resourceName.indexOf('#', first + 1);
+    if (second <= first + 1 || resourceName.indexOf('#', second + 1) >= 0) return null;
+    return resourceName.substring(first + 1, second);
   }
 }

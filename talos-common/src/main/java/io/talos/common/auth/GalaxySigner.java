@@ -70,8 +70,8 @@ public final class GalaxySigner {
       lower.computeIfAbsent(e.getKey().toLowerCase(Locale.ROOT), k -> new java.util.ArrayList<>(1))
           .addAll(e.getValue());
     }
-    Map<String, String> params = parseQuery(query);
-    StringBuilder sb = new StringBuilder();
+    Map<String, String> params = signedParams(query);
+    StringBuilder sb = new StringBuilder(256);
     sb.append(method).append('\n');
     sb.append(first(lower, "content-md5")).append('\n');
     sb.append(first(lower, "content-type")).append('\n');
@@ -83,16 +83,15 @@ public final class GalaxySigner {
     }
     for (Map.Entry<String, List<String>> e : lower.entrySet()) {
       if (e.getKey().startsWith("x-xiaomi-")) {
-        sb.append(e.getKey()).append(':').append(String.join(",", e.getValue())).append('\n');
+        List<String> values = e.getValue();
+        sb.append(e.getKey()).append(':').append(values.size() == 1 ? values.get(0) : String.join(",", values))
+            .append('\n');
       }
     }
     sb.append(path);
-    TreeMap<String, String> sub = new TreeMap<>();
-    params.forEach((k, v) -> {
-      if (SUB_RESOURCES.contains(k)) sub.put(k, v);
-    });
     boolean firstParam = true;
-    for (Map.Entry<String, String> e : sub.entrySet()) {
+    for (Map.Entry<String, String> e : params.entrySet()) { // sorted by name
+      if (!SUB_RESOURCES.contains(e.getKey())) continue;
       sb.append(firstParam ? '?' : '&').append(e.getKey());
       firstParam = false;
       if (!e.getValue().isEmpty()) sb.append('=').append(e.getValue());
@@ -238,14 +237,37 @@ public final class GalaxySigner {
     return v == null || v.isEmpty() || v.get(0) == null ? "" : v.get(0);
   }
 
-  private static Map<String, String> parseQuery(String query) {
-    Map<String, String> params = new TreeMap<>();
-    if (query == null || query.isEmpty()) return params;
-    for (String param : query.split("&")) {
-      int eq = param.indexOf('=');
-      if (eq < 0) params.putIfAbsent(param, "");
-      else params.putIfAbsent(param.substring(0, eq), param.substring(eq + 1));
+  /**
+   * The query parameters the string to sign uses ({@code Expires} and the sub-resources), sorted
+   * by name, the last value of a repeated one (as the SDK's signer keeps); the others (the SDK's {@code id} and {@code type}, on every
+   * request) are skipped before any copy of them is made.
+   */
+  private static Map<String, String> signedParams(String query) {
+    if (query == null || query.isEmpty()) return Map.of();
+    Map<String, String> params = null;
+    int start = 0;
+    while (start < query.length()) {
+      int end = query.indexOf('&', start);
+      if (end < 0) end = query.length();
+      int eq = query.indexOf('=', start);
+      if (eq < 0 || eq > end) eq = end;
+      if (isSignedParam(query, start, eq)) {
+        if (params == null) params = new TreeMap<>();
+        params.put(query.substring(start, eq), eq < end ? query.substring(eq + 1, end) : "");
+      }
+      start = end + 1;
     }
-    return params;
+    return params == null ? Map.of() : params;
+  }
+
+  private static final String[] SIGNED_PARAMS = java.util.stream.Stream.concat(
+      java.util.stream.Stream.of("Expires"), SUB_RESOURCES.stream()).toArray(String[]::new);
+
+  /** Whether {@code query[from, to)} is the name of a parameter the string to sign uses. */
+  private static boolean isSignedParam(String query, int from, int to) {
+    for (String name : SIGNED_PARAMS) {
+      if (name.length() == to - from && query.startsWith(name, from)) return true;
+    }
+    return false;
   }
 }

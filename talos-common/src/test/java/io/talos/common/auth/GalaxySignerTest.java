@@ -60,6 +60,13 @@ class GalaxySignerTest {
     String withExpires = "Expires=1763800999&acl";
     assertEquals(reference("/v1/api/topic?" + withExpires, headers),
         GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", withExpires, headers)));
+
+    // a repeated sub-resource (the SDK signs its last value), an empty parameter, a value with
+    // '=', a parameter whose name only starts like a sub-resource, one without a value
+    for (String odd : new String[] {"uploadId=c&uploadId=d", "uploadId=a=b&&uploadId=c&aclx=1&partNumber=&metadata"}) {
+      assertEquals(reference("/v1/api/topic?" + odd, headers),
+          GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", odd, headers)), odd);
+    }
   }
 
   @Test

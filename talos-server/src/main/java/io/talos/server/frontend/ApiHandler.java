@@ -290,9 +290,10 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       return early(request, () -> error(response, callback, 405, typeParam, TApplicationException.UNKNOWN_METHOD,
           "method " + request.getMethod() + " not allowed on " + path + "; use POST"));
     }
-    Map<String, List<String>> headers = new LinkedHashMap<>();
+    // a name almost always has one value: lists sized for one, a map sized for all
+    Map<String, List<String>> headers = new LinkedHashMap<>(2 * request.getHeaders().size());
     for (HttpField field : request.getHeaders()) {
-      headers.computeIfAbsent(field.getName(), k -> new ArrayList<>()).add(field.getValue());
+      headers.computeIfAbsent(field.getName(), k -> new ArrayList<>(1)).add(field.getValue());
     }
     String query = request.getHttpURI().getQuery();
     // Everything the headers can prove is checked before a byte of the body is read: the

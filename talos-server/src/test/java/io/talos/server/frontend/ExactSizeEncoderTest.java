@@ -46,4 +46,33 @@ class ExactSizeEncoderTest {
     byte[] struct = new TSerializer(new TCompactProtocol.Factory()).serialize(result);
     assertArrayEquals(struct, java.util.Arrays.copyOfRange(encoded, encoded.length - struct.length, encoded.length));
   }
+
+  /**
+   * The encoder a thread reuses: a reply whose encoding failed half-way (a struct missing a
+   * required field) leaves nothing behind that changes the next reply's bytes.
+   */
+  @Test
+  void aThreadsNextReplyIsUnaffectedByTheOneBefore() throws Exception {
+    TMessage header = new TMessage("getMessage", TMessageType.REPLY, 9);
+    MessageBlock block = new MessageBlock(4, 1, MessageCompressionType.NONE, ByteBuffer.allocate(0));
+    block.messageBlock = slice(64, 5);
+    MessageService.getMessage_result good = new MessageService.getMessage_result()
+        .setSuccess(new GetMessageResponse(List.of(block), 5, "req#2"));
+    byte[] first = ExactSizeEncoder.encode(header, good, null);
+
+    MessageService.getMessage_result broken = new MessageService.getMessage_result()
+        .setSuccess(new GetMessageResponse(List.of(block, new MessageBlock()), 5, "req#3"));
+    org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+        () -> ExactSizeEncoder.encode(header, broken, null));
+
+    assertArrayEquals(first, ExactSizeEncoder.encode(header, good, null));
+    byte[] exception = ExactSizeEncoder.encode(new TMessage("getMessage", TMessageType.EXCEPTION, 9), null,
+        new org.apache.thrift.TApplicationException(org.apache.thrift.TApplicationException.INTERNAL_ERROR, "x"));
+    org.apache.thrift.transport.TMemoryBuffer expected = new org.apache.thrift.transport.TMemoryBuffer(64);
+    TCompactProtocol p = new TCompactProtocol(expected);
+    p.writeMessageBegin(new TMessage("getMessage", TMessageType.EXCEPTION, 9));
+    new org.apache.thrift.TApplicationException(org.apache.thrift.TApplicationException.INTERNAL_ERROR, "x").write(p);
+    p.writeMessageEnd();
+    assertArrayEquals(java.util.Arrays.copyOf(expected.getArray(), expected.length()), exception);
+  }
 }
