@@ -32,6 +32,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * same process having it). Latencies are measured from each message's intended send time, so a
  * slow acknowledgement that delays the next sends is counted against them too (no coordinated
  * omission). The intended time travels in the first 8 bytes of the payload.
+ *
+ * <p>The warm-up and the measured window are two runs of the schedule: the measured one starts
+ * once every warm-up message is acknowledged. A generator with a fixed number of synchronous
+ * senders falls behind while a cold server (interpreted code, compilations competing for the
+ * CPU) answers slower than the rate needs, and the backlog drains only as fast as the spare
+ * capacity allows; carried into the window, it counted the warm-up's slowness as seconds-long
+ * "stalls" of a server that was by then answering in a millisecond.
  */
 final class LatencyScenario {
   /**
@@ -69,7 +76,9 @@ final class LatencyScenario {
         + " acks=all, linger.ms=0 (send at once, as its EndToEndLatency tool), a KafkaConsumer polling the"
         + " partition (fetch.min.bytes=1, fetch.max.wait.ms=500: the broker holds a fetch that finds nothing until a record"
         + " arrives, its long poll). Latency from the intended"
-        + " send time, in ms. Durability on both: %s.", rate, size,
+        + " send time, in ms; the measured window starts once every warm-up message is acknowledged, so a backlog the"
+        + " warm-up left (a cold JVM answering slower than the rate) is not counted in it. Durability on both: %s.",
+        rate, size,
         SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, consumerText(longPollMs, pollMicros),
         durabilityText(ctx)));
     Figures talos;
@@ -164,10 +173,11 @@ final class LatencyScenario {
     byte[] template = BenchContext.payload(Math.max(8, size));
     Histogram put = histogram();
     Histogram e2e = histogram();
-    long start = System.nanoTime() + 100_000_000L;
-    long measureStart = start + (long) (warmupSeconds * 1e9);
-    long total = (long) ((warmupSeconds + seconds) * rate);
+    long warmupCount = (long) (warmupSeconds * rate);
+    long total = warmupCount + (long) (seconds * rate);
     long interval = 1_000_000_000L / rate;
+    // set when the measured run of the schedule starts; messages intended before it are warm-up
+    AtomicLong measureStart = new AtomicLong(Long.MAX_VALUE);
     AtomicLong consumed = new AtomicLong();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Thread reader = new Thread(() -> {
@@ -184,7 +194,9 @@ final class LatencyScenario {
           }
           for (ConsumedMessage m : got) {
             long intended = stamp(m.payload());
-            if (intended >= measureStart) e2e.recordValue(Math.min(now - intended, e2e.getHighestTrackableValue()));
+            if (intended >= measureStart.get()) {
+              e2e.recordValue(Math.min(now - intended, e2e.getHighestTrackableValue()));
+            }
           }
           next = got.get(got.size() - 1).offset() + 1;
           consumed.addAndGet(got.size());
@@ -200,38 +212,67 @@ final class LatencyScenario {
     // the SDK's producer is synchronous: up to `inflight` puts at once (threads taking the next
     // due message), as Kafka's producer keeps up to 5 requests in flight
     ExecutorService senders = Executors.newFixedThreadPool(inflight);
-    HiccupMeter hiccups = new HiccupMeter(measureStart, "s4-talos-hiccups");
+    AtomicLong outstanding = new AtomicLong();
+    HiccupMeter hiccups = null;
     long gcFrom = -1;
-    for (long i = 0; i < total && failure.get() == null; i++) {
-      long intended = start + i * interval;
-      long wait;
-      while ((wait = intended - System.nanoTime()) > 0) {
-        LockSupport.parkNanos(wait);
+    for (int phase = 0; phase < 2 && failure.get() == null; phase++) {
+      boolean measured = phase == 1;
+      long start = System.nanoTime() + 10_000_000L;
+      if (measured) {
+        awaitAcknowledged(outstanding, failure);
+        start = System.nanoTime() + 10_000_000L;
+        measureStart.set(start);
+        hiccups = new HiccupMeter(start, "s4-talos-hiccups");
+        if (gcLog != null) gcFrom = gcLog.position();
       }
-      if (gcFrom < 0 && intended >= measureStart && gcLog != null) gcFrom = gcLog.position();
-      senders.execute(() -> {
-        try {
-          producer.put(List.of(stamped(template, intended)));
-        } catch (RuntimeException e) {
-          failure.compareAndSet(null, e);
-          return;
+      long from = measured ? warmupCount : 0;
+      long to = measured ? total : warmupCount;
+      for (long i = from; i < to && failure.get() == null; i++) {
+        long intended = start + (i - from) * interval;
+        long wait;
+        while ((wait = intended - System.nanoTime()) > 0) {
+          LockSupport.parkNanos(wait);
         }
-        long done = System.nanoTime();
-        if (intended >= measureStart) {
-          synchronized (put) {
-            put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+        outstanding.incrementAndGet();
+        senders.execute(() -> {
+          try {
+            producer.put(List.of(stamped(template, intended)));
+            long done = System.nanoTime();
+            if (measured) {
+              synchronized (put) {
+                put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+              }
+            }
+          } catch (RuntimeException e) {
+            failure.compareAndSet(null, e);
+          } finally {
+            outstanding.decrementAndGet();
           }
-        }
-      });
+        });
+      }
     }
     senders.shutdown();
     senders.awaitTermination(60, TimeUnit.SECONDS);
     reader.join(30_000);
-    hiccups.close();
+    if (hiccups != null) hiccups.close();
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcLog != null && gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness());
+    Histogram late = hiccups != null ? hiccups.lateness() : histogram();
+    return new Figures(put, e2e, put.getTotalCount(), gc, late);
+  }
+
+  /** Waits until no put of the warm-up is outstanding (at most a minute), or one failed. */
+  private static void awaitAcknowledged(AtomicLong outstanding, AtomicReference<Throwable> failure) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (outstanding.get() > 0 && failure.get() == null) {
+      if (System.nanoTime() > deadline) {
+        failure.compareAndSet(null, new IllegalStateException(outstanding.get()
+            + " warm-up puts still unacknowledged after 60 s"));
+        return;
+      }
+      LockSupport.parkNanos(1_000_000L);
+    }
   }
 
   private static Figures kafka(BenchContext ctx, KafkaNode node, int rate, int size, double warmupSeconds,
@@ -253,11 +294,12 @@ final class LatencyScenario {
     byte[] template = BenchContext.payload(Math.max(8, size));
     Histogram put = histogram();
     Histogram e2e = histogram();
-    long total = (long) ((warmupSeconds + seconds) * rate);
+    long warmupCount = (long) (warmupSeconds * rate);
+    long total = warmupCount + (long) (seconds * rate);
     long interval = 1_000_000_000L / rate;
+    AtomicLong measureStart = new AtomicLong(Long.MAX_VALUE);
     AtomicLong consumed = new AtomicLong();
     AtomicReference<Throwable> failure = new AtomicReference<>();
-    long[] window = new long[1];
     HiccupMeter hiccups = null;
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
@@ -266,18 +308,17 @@ final class LatencyScenario {
       consumer.seekToBeginning(List.of(tp));
       consumer.poll(Duration.ZERO);
       producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, 0))).get(60, TimeUnit.SECONDS);
-      long start = System.nanoTime() + 100_000_000L;
-      long measureStart = start + (long) (warmupSeconds * 1e9);
-      window[0] = measureStart;
-      hiccups = new HiccupMeter(measureStart, "s5-kafka-hiccups");
+      long expected = total + 1; // the first record above, then the schedule
       Thread reader = new Thread(() -> {
         try {
-          while (consumed.get() < total && failure.get() == null) {
+          while (consumed.get() < expected && failure.get() == null) {
             var records = consumer.poll(Duration.ofMillis(100));
             long now = System.nanoTime();
             for (ConsumerRecord<byte[], byte[]> r : records) {
               long intended = stamp(r.value());
-              if (intended >= measureStart) e2e.recordValue(Math.min(now - intended, e2e.getHighestTrackableValue()));
+              if (intended >= measureStart.get()) {
+                e2e.recordValue(Math.min(now - intended, e2e.getHighestTrackableValue()));
+              }
             }
             consumed.addAndGet(records.count());
           }
@@ -288,30 +329,41 @@ final class LatencyScenario {
       reader.setDaemon(true);
       reader.start();
       ctx.progress.start("s5 kafka latency", warmupSeconds + seconds, () -> String.format(Locale.ROOT,
-          "%,d consumed of %,d", consumed.get(), total));
-      for (long i = 0; i < total && failure.get() == null; i++) {
-        long intended = start + i * interval;
-        long wait;
-        while ((wait = intended - System.nanoTime()) > 0) {
-          LockSupport.parkNanos(wait);
+          "%,d consumed of %,d", consumed.get(), expected));
+      for (int phase = 0; phase < 2 && failure.get() == null; phase++) {
+        boolean measured = phase == 1;
+        if (measured) producer.flush(); // every warm-up record acknowledged
+        long start = System.nanoTime() + 10_000_000L;
+        if (measured) {
+          measureStart.set(start);
+          hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
         }
-        producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, intended)), (md, e) -> {
-          long done = System.nanoTime();
-          if (e != null) {
-            failure.compareAndSet(null, e);
-          } else if (intended >= measureStart) {
-            synchronized (put) {
-              put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
-            }
+        long from = measured ? warmupCount : 0;
+        long to = measured ? total : warmupCount;
+        for (long i = from; i < to && failure.get() == null; i++) {
+          long intended = start + (i - from) * interval;
+          long wait;
+          while ((wait = intended - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(wait);
           }
-        });
+          producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, intended)), (md, e) -> {
+            long done = System.nanoTime();
+            if (e != null) {
+              failure.compareAndSet(null, e);
+            } else if (measured) {
+              synchronized (put) {
+                put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+              }
+            }
+          });
+        }
       }
       producer.flush();
       reader.join(30_000);
-      hiccups.close();
+      if (hiccups != null) hiccups.close();
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness());
+    return new Figures(put, e2e, put.getTotalCount(), null, hiccups != null ? hiccups.lateness() : histogram());
   }
 }
