@@ -229,10 +229,7 @@ final class LatencyScenario {
       long to = measured ? total : warmupCount;
       for (long i = from; i < to && failure.get() == null; i++) {
         long intended = start + (i - from) * interval;
-        long wait;
-        while ((wait = intended - System.nanoTime()) > 0) {
-          LockSupport.parkNanos(wait);
-        }
+        parkUntil(intended);
         outstanding.incrementAndGet();
         senders.execute(() -> {
           try {
@@ -260,6 +257,12 @@ final class LatencyScenario {
     GcLog.Pauses gc = gcLog != null && gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
     Histogram late = hiccups != null ? hiccups.lateness() : histogram();
     return new Figures(put, e2e, put.getTotalCount(), gc, late);
+  }
+
+  /** Parks until {@code System.nanoTime()} reaches {@code nanos}: a message's intended send time. */
+  private static void parkUntil(long nanos) {
+    long wait;
+    while ((wait = nanos - System.nanoTime()) > 0) LockSupport.parkNanos(wait);
   }
 
   /** Waits until no put of the warm-up is outstanding (at most a minute), or one failed. */
@@ -342,10 +345,7 @@ final class LatencyScenario {
         long to = measured ? total : warmupCount;
         for (long i = from; i < to && failure.get() == null; i++) {
           long intended = start + (i - from) * interval;
-          long wait;
-          while ((wait = intended - System.nanoTime()) > 0) {
-            LockSupport.parkNanos(wait);
-          }
+          parkUntil(intended);
           producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, intended)), (md, e) -> {
             long done = System.nanoTime();
             if (e != null) {

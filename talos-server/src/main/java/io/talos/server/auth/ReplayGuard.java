@@ -1,5 +1,6 @@
 package io.talos.server.auth;
 
+import com.carrotsearch.hppc.BitMixer;
 import com.carrotsearch.hppc.LongHashSet;
 import java.time.Clock;
 import java.util.ArrayDeque;
@@ -149,18 +150,13 @@ public final class ReplayGuard {
 
   /**
    * 64 bits of (key id, signature): FNV-1a over the key id's length and both strings' characters,
-   * then MurmurHash3's finalizer so that every input bit reaches every output bit.
+   * then MurmurHash3's 64-bit finalizer so that every input bit reaches every output bit.
    */
   static long fingerprint(String keyId, String signature) {
     long h = 0xcbf29ce484222325L;
     h = (h ^ keyId.length()) * 0x100000001b3L;
     for (int i = 0; i < keyId.length(); i++) h = (h ^ keyId.charAt(i)) * 0x100000001b3L;
     for (int i = 0; i < signature.length(); i++) h = (h ^ signature.charAt(i)) * 0x100000001b3L;
-    h ^= h >>> 33;
-    h *= 0xff51afd7ed558ccdL;
-    h ^= h >>> 33;
-    h *= 0xc4ceb9fe1a85ec53L;
-    h ^= h >>> 33;
-    return h;
+    return BitMixer.mix64(h);
   }
 }
