@@ -34,7 +34,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * omission). The intended time travels in the first 8 bytes of the payload.
  *
  * <p>The warm-up and the measured window are two runs of the schedule: the measured one starts
- * once every warm-up message is acknowledged. A generator with a fixed number of synchronous
+ * once every warm-up message is acknowledged and consumed. A generator with a fixed number of synchronous
  * senders falls behind while a cold server (interpreted code, compilations competing for the
  * CPU) answers slower than the rate needs, and the backlog drains only as fast as the spare
  * capacity allows; carried into the window, it counted the warm-up's slowness as seconds-long
@@ -75,9 +75,9 @@ final class LatencyScenario {
         + " fetching behind it (%s). Kafka: KafkaProducer"
         + " acks=all, linger.ms=0 (send at once, as its EndToEndLatency tool), a KafkaConsumer polling the"
         + " partition (fetch.min.bytes=1, fetch.max.wait.ms=500: the broker holds a fetch that finds nothing until a record"
-        + " arrives, its long poll). Latency from the intended"
-        + " send time, in ms; the measured window starts once every warm-up message is acknowledged, so a backlog the"
-        + " warm-up left (a cold JVM answering slower than the rate) is not counted in it. Durability on both: %s.",
+        + " arrives, its long poll). Latency from the intended send time, in ms; the measured window starts once every"
+        + " warm-up message is acknowledged and consumed, so a backlog the warm-up left (a cold JVM answering slower"
+        + " than the rate) is not counted in it. Durability on both: %s.",
         rate, size,
         SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, consumerText(longPollMs, pollMicros),
         durabilityText(ctx)));
@@ -219,7 +219,7 @@ final class LatencyScenario {
       boolean measured = phase == 1;
       long start = System.nanoTime() + 10_000_000L;
       if (measured) {
-        awaitAcknowledged(outstanding, failure);
+        awaitWarmup(() -> outstanding.get() == 0 && consumed.get() >= warmupCount, failure);
         start = System.nanoTime() + 10_000_000L;
         measureStart.set(start);
         hiccups = new HiccupMeter(start, "s4-talos-hiccups");
@@ -265,13 +265,16 @@ final class LatencyScenario {
     while ((wait = nanos - System.nanoTime()) > 0) LockSupport.parkNanos(wait);
   }
 
-  /** Waits until no put of the warm-up is outstanding (at most a minute), or one failed. */
-  private static void awaitAcknowledged(AtomicLong outstanding, AtomicReference<Throwable> failure) {
+  /**
+   * Waits (at most a minute) until the warm-up is over: every message acknowledged and consumed,
+   * so that neither a sender nor the consumer starts the measured window behind; or one failed.
+   */
+  private static void awaitWarmup(java.util.function.BooleanSupplier done, AtomicReference<Throwable> failure) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (outstanding.get() > 0 && failure.get() == null) {
+    while (!done.getAsBoolean() && failure.get() == null) {
       if (System.nanoTime() > deadline) {
-        failure.compareAndSet(null, new IllegalStateException(outstanding.get()
-            + " warm-up puts still unacknowledged after 60 s"));
+        failure.compareAndSet(null, new IllegalStateException("the warm-up's messages were not all acknowledged"
+            + " and consumed within 60 s"));
         return;
       }
       LockSupport.parkNanos(1_000_000L);
@@ -335,7 +338,10 @@ final class LatencyScenario {
           "%,d consumed of %,d", consumed.get(), expected));
       for (int phase = 0; phase < 2 && failure.get() == null; phase++) {
         boolean measured = phase == 1;
-        if (measured) producer.flush(); // every warm-up record acknowledged
+        if (measured) {
+          producer.flush(); // every warm-up record acknowledged
+          awaitWarmup(() -> consumed.get() >= warmupCount + 1, failure);
+        }
         long start = System.nanoTime() + 10_000_000L;
         if (measured) {
           measureStart.set(start);

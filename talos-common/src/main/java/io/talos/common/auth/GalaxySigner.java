@@ -76,8 +76,9 @@ public final class GalaxySigner {
     sb.append(first(lower, "content-md5")).append('\n');
     sb.append(first(lower, "content-type")).append('\n');
     String expires = params.get("Expires");
-    if (expires != null && !expires.isEmpty() && parseExpires(expires) > 0) {
-      sb.append(expires).append('\n');
+    long expiresAt = expires != null && !expires.isEmpty() ? parseExpires(expires) : 0;
+    if (expiresAt > 0) {
+      sb.append(expiresAt).append('\n'); // the number, as the SDK appends it ("0123" signs as 123)
     } else {
       sb.append(first(lower, DATE).isEmpty() ? first(lower, "date") : "").append('\n');
     }
@@ -239,7 +240,8 @@ public final class GalaxySigner {
 
   /**
    * The query parameters the string to sign uses ({@code Expires} and the sub-resources), sorted
-   * by name, the last value of a repeated one (as the SDK's signer keeps); the others (the SDK's {@code id} and {@code type}, on every
+   * by name (a repeated one as the SDK's signer takes it: a sub-resource's last value, {@code
+   * Expires}'s first); the others (the SDK's {@code id} and {@code type}, on every
    * request) are skipped before any copy of them is made.
    */
   private static Map<String, String> signedParams(String query) {
@@ -253,7 +255,11 @@ public final class GalaxySigner {
       if (eq < 0 || eq > end) eq = end;
       if (isSignedParam(query, start, eq)) {
         if (params == null) params = new TreeMap<>();
-        params.put(query.substring(start, eq), eq < end ? query.substring(eq + 1, end) : "");
+        String name = query.substring(start, eq);
+        String value = eq < end ? query.substring(eq + 1, end) : "";
+        // as the SDK's signer: a repeated sub-resource signs its last value, Expires its first
+        if (name.equals("Expires")) params.putIfAbsent(name, value);
+        else params.put(name, value);
       }
       start = end + 1;
     }

@@ -62,8 +62,10 @@ class GalaxySignerTest {
         GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", withExpires, headers)));
 
     // a repeated sub-resource (the SDK signs its last value), an empty parameter, a value with
-    // '=', a parameter whose name only starts like a sub-resource, one without a value
-    for (String odd : new String[] {"uploadId=c&uploadId=d", "uploadId=a=b&&uploadId=c&aclx=1&partNumber=&metadata"}) {
+    // '=', a parameter whose name only starts like a sub-resource, one without a value, a
+    // repeated Expires (its first value), an Expires with a leading zero (signed as the number)
+    for (String odd : new String[] {"uploadId=c&uploadId=d", "uploadId=a=b&&uploadId=c&aclx=1&partNumber=&metadata",
+        "Expires=1763800999&Expires=1763801999&acl", "Expires=01763800999&quota"}) {
       assertEquals(reference("/v1/api/topic?" + odd, headers),
           GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", odd, headers)), odd);
     }

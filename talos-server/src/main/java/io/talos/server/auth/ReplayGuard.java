@@ -43,6 +43,11 @@ import java.util.TreeMap;
 public final class ReplayGuard {
   /** Emptied sets kept for reuse; a steady state begins about one second per second. */
   private static final int SPARE_SETS = 4;
+  /**
+   * A set that held more is not kept for reuse (an emptied set keeps its table): a flood's
+   * seconds would otherwise hold megabytes for good.
+   */
+  private static final int SPARE_MAX_ENTRIES = 1 << 16;
 
   private final Clock clock;
   private final long maxPastMs;
@@ -142,7 +147,7 @@ public final class ReplayGuard {
   private void drop(LongHashSet second) {
     if (second == lastSecond) lastSecond = null;
     size -= second.size();
-    if (spare.size() < SPARE_SETS) {
+    if (spare.size() < SPARE_SETS && second.size() <= SPARE_MAX_ENTRIES) {
       second.clear();
       spare.push(second);
     }

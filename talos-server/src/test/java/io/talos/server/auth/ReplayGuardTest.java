@@ -62,6 +62,19 @@ class ReplayGuardTest {
   }
 
   @Test
+  void aSecondEmptiedByForgettingIsNotFoundUnderItsOldTimestampOnceReused() throws Exception {
+    ReplayGuard guard = new ReplayGuard(new ManualClock(NOW_MS), 900_000, 10);
+    guard.checkAndRemember("k", "busy", NOW_SECS);
+    guard.forget("k", "busy", NOW_SECS); // its second is now empty: dropped, its storage kept for reuse
+    guard.checkAndRemember("k", "busy", NOW_SECS); // the client's retry
+    guard.checkAndRemember("k", "next", NOW_SECS + 1); // a new second, maybe on reused storage
+    AuthenticationException e = assertThrows(AuthenticationException.class,
+        () -> guard.checkAndRemember("k", "busy", NOW_SECS));
+    assertEquals(409, e.httpStatus());
+    assertEquals(2, guard.size());
+  }
+
+  @Test
   void keyIdAndSignatureAreNotConfusedAcrossTheirBoundary() throws Exception {
     ReplayGuard guard = new ReplayGuard(new ManualClock(NOW_MS), 900_000, 10);
     guard.checkAndRemember("a:b", "c", NOW_SECS);

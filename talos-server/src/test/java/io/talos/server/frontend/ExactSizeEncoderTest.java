@@ -65,7 +65,11 @@ class ExactSizeEncoderTest {
     org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
         () -> ExactSizeEncoder.encode(header, broken, null));
 
-    assertArrayEquals(first, ExactSizeEncoder.encode(header, good, null));
+    byte[] kept = first.clone();
+    byte[] again = ExactSizeEncoder.encode(header, good, null);
+    assertArrayEquals(first, again);
+    org.junit.jupiter.api.Assertions.assertNotSame(first, again, "each reply is an array of its own");
+    assertArrayEquals(kept, first, "a reply handed out is never written again");
     byte[] exception = ExactSizeEncoder.encode(new TMessage("getMessage", TMessageType.EXCEPTION, 9), null,
         new org.apache.thrift.TApplicationException(org.apache.thrift.TApplicationException.INTERNAL_ERROR, "x"));
     org.apache.thrift.transport.TMemoryBuffer expected = new org.apache.thrift.transport.TMemoryBuffer(64);
