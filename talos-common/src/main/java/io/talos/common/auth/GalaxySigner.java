@@ -1,5 +1,6 @@
 package io.talos.common.auth;
 
+import io.talos.common.QueryParts;
 import java.nio.charset.StandardCharsets;
 import java.security.InvalidKeyException;
 import java.security.MessageDigest;
@@ -245,23 +246,14 @@ public final class GalaxySigner {
    * request) are skipped before any copy of them is made.
    */
   private static Map<String, String> signedParams(String query) {
-    if (query == null || query.isEmpty()) return Map.of();
     Map<String, String> params = null;
-    int start = 0;
-    while (start < query.length()) {
-      int end = query.indexOf('&', start);
-      if (end < 0) end = query.length();
-      int eq = query.indexOf('=', start);
-      if (eq < 0 || eq > end) eq = end;
-      if (isSignedParam(query, start, eq)) {
-        if (params == null) params = new TreeMap<>();
-        String name = query.substring(start, eq);
-        String value = eq < end ? query.substring(eq + 1, end) : "";
-        // as the SDK's signer: a repeated sub-resource signs its last value, Expires its first
-        if (name.equals("Expires")) params.putIfAbsent(name, value);
-        else params.put(name, value);
-      }
-      start = end + 1;
+    for (QueryParts p = new QueryParts(query); p.next(); ) {
+      String name = signedName(p);
+      if (name == null) continue;
+      if (params == null) params = new TreeMap<>();
+      // as the SDK's signer: a repeated sub-resource signs its last value, Expires its first
+      if (name.equals("Expires")) params.putIfAbsent(name, p.value());
+      else params.put(name, p.value());
     }
     return params == null ? Map.of() : params;
   }
@@ -269,11 +261,11 @@ public final class GalaxySigner {
   private static final String[] SIGNED_PARAMS = java.util.stream.Stream.concat(
       java.util.stream.Stream.of("Expires"), SUB_RESOURCES.stream()).toArray(String[]::new);
 
-  /** Whether {@code query[from, to)} is the name of a parameter the string to sign uses. */
-  private static boolean isSignedParam(String query, int from, int to) {
+  /** The name of the current part if the string to sign uses it, else null. */
+  private static String signedName(QueryParts part) {
     for (String name : SIGNED_PARAMS) {
-      if (name.length() == to - from && query.startsWith(name, from)) return true;
+      if (part.nameIs(name)) return name;
     }
-    return false;
+    return null;
   }
 }

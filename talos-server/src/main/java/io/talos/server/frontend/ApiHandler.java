@@ -859,18 +859,6 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
   }
 
   static String queryParam(String query, String name) {
-    if (query == null) return null;
-    // walks the parts in place: on every request, and splitting copied each part of the query
-    int start = 0;
-    while (start < query.length()) {
-      int end = query.indexOf('&', start);
-      if (end < 0) end = query.length();
-      int eq = query.indexOf('=', start);
-      if (eq > start && eq < end && eq - start == name.length() && query.startsWith(name, start)) {
-        return query.substring(eq + 1, end);
-      }
-      start = end + 1;
-    }
-    return null;
+    return io.talos.common.QueryParts.first(query, name);
   }
 }
