@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongConsumer;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -213,56 +214,53 @@ final class LatencyScenario {
     // due message), as Kafka's producer keeps up to 5 requests in flight
     ExecutorService senders = Executors.newFixedThreadPool(inflight);
     AtomicLong outstanding = new AtomicLong();
-    HiccupMeter hiccups = null;
-    long gcFrom = -1;
-    for (int phase = 0; phase < 2 && failure.get() == null; phase++) {
-      boolean measured = phase == 1;
-      long start = System.nanoTime() + 10_000_000L;
-      if (measured) {
-        awaitWarmup(() -> outstanding.get() == 0 && consumed.get() >= warmupCount, failure);
-        start = System.nanoTime() + 10_000_000L;
-        measureStart.set(start);
-        hiccups = new HiccupMeter(start, "s4-talos-hiccups");
-        if (gcLog != null) gcFrom = gcLog.position();
-      }
-      long from = measured ? warmupCount : 0;
-      long to = measured ? total : warmupCount;
-      for (long i = from; i < to && failure.get() == null; i++) {
-        long intended = start + (i - from) * interval;
-        parkUntil(intended);
-        outstanding.incrementAndGet();
-        senders.execute(() -> {
-          try {
-            producer.put(List.of(stamped(template, intended)));
-            long done = System.nanoTime();
-            if (measured) {
-              synchronized (put) {
-                put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
-              }
+    java.util.function.Function<Boolean, LongConsumer> send = measured -> intended -> {
+      outstanding.incrementAndGet();
+      senders.execute(() -> {
+        try {
+          producer.put(List.of(stamped(template, intended)));
+          long done = System.nanoTime();
+          if (measured) {
+            synchronized (put) {
+              put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
             }
-          } catch (RuntimeException e) {
-            failure.compareAndSet(null, e);
-          } finally {
-            outstanding.decrementAndGet();
           }
-        });
-      }
-    }
+        } catch (RuntimeException e) {
+          failure.compareAndSet(null, e);
+        } finally {
+          outstanding.decrementAndGet();
+        }
+      });
+    };
+    sendOnSchedule(System.nanoTime() + 10_000_000L, warmupCount, interval, failure, send.apply(false));
+    awaitWarmup(() -> outstanding.get() == 0 && consumed.get() >= warmupCount, failure);
+    long start = System.nanoTime() + 10_000_000L;
+    measureStart.set(start);
+    HiccupMeter hiccups = new HiccupMeter(start, "s4-talos-hiccups");
+    long gcFrom = gcLog != null ? gcLog.position() : -1;
+    sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
     senders.shutdown();
     senders.awaitTermination(60, TimeUnit.SECONDS);
     reader.join(30_000);
-    if (hiccups != null) hiccups.close();
+    hiccups.close();
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
-    GcLog.Pauses gc = gcLog != null && gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    Histogram late = hiccups != null ? hiccups.lateness() : histogram();
-    return new Figures(put, e2e, put.getTotalCount(), gc, late);
+    GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
+    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness());
   }
 
-  /** Parks until {@code System.nanoTime()} reaches {@code nanos}: a message's intended send time. */
-  private static void parkUntil(long nanos) {
-    long wait;
-    while ((wait = nanos - System.nanoTime()) > 0) LockSupport.parkNanos(wait);
+  /**
+   * Hands {@code send} the intended times {@code start}, {@code start + interval}, ... ({@code
+   * count} of them), each when it is due (a late one at once), until one fails.
+   */
+  private static void sendOnSchedule(long start, long count, long interval, AtomicReference<Throwable> failure,
+      LongConsumer send) {
+    for (long i = 0; i < count && failure.get() == null; i++) {
+      long intended = start + i * interval;
+      long wait;
+      while ((wait = intended - System.nanoTime()) > 0) LockSupport.parkNanos(wait);
+      send.accept(intended);
+    }
   }
 
   /**
@@ -336,22 +334,7 @@ final class LatencyScenario {
       reader.start();
       ctx.progress.start("s5 kafka latency", warmupSeconds + seconds, () -> String.format(Locale.ROOT,
           "%,d consumed of %,d", consumed.get(), expected));
-      for (int phase = 0; phase < 2 && failure.get() == null; phase++) {
-        boolean measured = phase == 1;
-        if (measured) {
-          producer.flush(); // every warm-up record acknowledged
-          awaitWarmup(() -> consumed.get() >= warmupCount + 1, failure);
-        }
-        long start = System.nanoTime() + 10_000_000L;
-        if (measured) {
-          measureStart.set(start);
-          hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
-        }
-        long from = measured ? warmupCount : 0;
-        long to = measured ? total : warmupCount;
-        for (long i = from; i < to && failure.get() == null; i++) {
-          long intended = start + (i - from) * interval;
-          parkUntil(intended);
+      java.util.function.Function<Boolean, LongConsumer> send = measured -> intended ->
           producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, intended)), (md, e) -> {
             long done = System.nanoTime();
             if (e != null) {
@@ -362,14 +345,19 @@ final class LatencyScenario {
               }
             }
           });
-        }
-      }
+      sendOnSchedule(System.nanoTime() + 10_000_000L, warmupCount, interval, failure, send.apply(false));
+      producer.flush(); // every warm-up record acknowledged
+      awaitWarmup(() -> consumed.get() >= warmupCount + 1, failure);
+      long start = System.nanoTime() + 10_000_000L;
+      measureStart.set(start);
+      hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
+      sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
       producer.flush();
       reader.join(30_000);
-      if (hiccups != null) hiccups.close();
+      hiccups.close();
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount(), null, hiccups != null ? hiccups.lateness() : histogram());
+    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness());
   }
 }
