@@ -87,8 +87,11 @@ final class LatencyScenario {
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
       SyncScenario.warmUp(ctx, client, BenchContext.payload(100));
       node.resetMemoryPeaks();
-      try (AutoCloseable profile = ctx.profile(node, "s4-latency", warmupSeconds + 0.1, seconds)) {
-        talos = talos(ctx, client, node.gcLog(), rate, size, warmupSeconds, seconds, longPollMs, pollMicros, inflight);
+      // set when the measured window starts (after the warm-up has drained); profiled from then
+      AtomicLong measureStart = new AtomicLong(Long.MAX_VALUE);
+      try (AutoCloseable profile = ctx.profile(node, "s4-latency", measureStart::get, seconds)) {
+        talos = talos(ctx, client, node.gcLog(), rate, size, warmupSeconds, seconds, longPollMs, pollMicros, inflight,
+            measureStart);
       }
       ctx.report.memory("4 latency", "Talos", node.memory());
     }
@@ -166,7 +169,7 @@ final class LatencyScenario {
   }
 
   private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, int rate, int size, double warmupSeconds,
-      double seconds, long longPollMs, long pollMicros, int inflight) throws Exception {
+      double seconds, long longPollMs, long pollMicros, int inflight, AtomicLong measureStart) throws Exception {
     String topic = "s4-latency";
     client.admin().createTopic(topic, 1);
     SimpleProducer producer = client.producer(topic, 0);
@@ -177,8 +180,8 @@ final class LatencyScenario {
     long warmupCount = (long) (warmupSeconds * rate);
     long total = warmupCount + (long) (seconds * rate);
     long interval = 1_000_000_000L / rate;
-    // set when the measured run of the schedule starts; messages intended before it are warm-up
-    AtomicLong measureStart = new AtomicLong(Long.MAX_VALUE);
+    // measureStart: set when the measured run of the schedule starts; messages intended before it
+    // are warm-up
     AtomicLong consumed = new AtomicLong();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Thread reader = new Thread(() -> {

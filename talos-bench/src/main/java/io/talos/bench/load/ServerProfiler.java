@@ -116,7 +116,17 @@ public final class ServerProfiler {
    * {@code -wall.html}.
    */
   Window window(String label, double delaySeconds, double seconds) {
-    Window w = new Window(label, delaySeconds, seconds);
+    long start = System.nanoTime() + (long) (delaySeconds * 1e9);
+    return window(label, () -> start, seconds);
+  }
+
+  /**
+   * As {@link #window(String, double, double)}, for a window whose start is known only later (a
+   * measured window that begins once a warm-up has drained): it starts at {@code startNanos} (a
+   * {@link System#nanoTime()}), which reads {@link Long#MAX_VALUE} until it is known.
+   */
+  Window window(String label, java.util.function.LongSupplier startNanos, double seconds) {
+    Window w = new Window(label, startNanos, seconds);
     w.thread.start();
     return w;
   }
@@ -142,12 +152,15 @@ public final class ServerProfiler {
     private final List<Path> written = new ArrayList<>();
     private volatile Exception failure;
 
-    private Window(String label, double delaySeconds, double seconds) {
+    private Window(String label, java.util.function.LongSupplier startNanos, double seconds) {
       String safe = label.replaceAll("[^A-Za-z0-9._-]+", "-");
       long sliceMs = Math.max(1, (long) (seconds * 1000 / Mode.values().length));
       thread = new Thread(() -> {
         try {
-          Thread.sleep((long) (delaySeconds * 1000));
+          long start;
+          while ((start = startNanos.getAsLong()) == Long.MAX_VALUE) Thread.sleep(1);
+          long wait;
+          while ((wait = start - System.nanoTime()) > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
           for (Mode m : Mode.values()) {
             Path file = dir.resolve(safe + "-" + m.fileSuffix + ".html");
             execute("start," + m.options);
