@@ -18,10 +18,11 @@ import java.util.Set;
  *       a default that does not depend on the machine keeps the configuration file stable</td></tr>
  *   <tr><td>maxWaitingTasks</td><td>10000</td><td>tasks waiting in the whole pool (running ones
  *       excluded); beyond it submissions are {@link Admission#REJECTED_FULL}</td></tr>
- *   <tr><td>priorityClasses</td><td>admin, put, get</td><td>class names in serving order:
+ *   <tr><td>priorityClasses</td><td>admin, put, get</td><td>class names in priority order:
  *       admin work is rare and cheap, puts come next (producers hold their buffers until
- *       acknowledged), gets last (cheaper to retry). Strict priority: a saturated worker can starve
- *       a lower class; deadlines bound how long such a task waits</td></tr>
+ *       acknowledged), gets last (cheaper to retry). Priority picks the first run of a worker whose
+ *       queues were empty; while several classes have tasks waiting they are served in turn (see
+ *       {@link Worker}), so a saturated class cannot starve another</td></tr>
  *   <tr><td>maxBatchCount</td><td>64</td><td>most tasks in one group-commit batch</td></tr>
  *   <tr><td>maxBatchBytes</td><td>4 MiB</td><td>most bytes ({@link MergeableTask#sizeBytes()})
  *       in one batch; a task larger than this alone still runs, alone</td></tr>

@@ -14,7 +14,14 @@ import org.slf4j.LoggerFactory;
  * One worker of a {@link TaskPool}: a queue per priority class and, in a pool created with
  * threads, one thread serving them. Tasks reach it only through {@link TaskPool#submit(Task)}.
  *
- * <p>Serving order: the head of the highest-priority non-empty queue; FIFO within a class. One
+ * <p>Serving order: FIFO within a class; between classes, in turn. A worker that found its queues
+ * empty takes the head of the highest-priority non-empty queue; after that it scans the classes
+ * starting from the one after the class it served last (wrapping around), so while several
+ * classes have tasks waiting each gets one run (a task, or a put batch) in turn. Why not strict
+ * priority: on a partition under a steady produce a put is waiting whenever a run ends, and a get
+ * of that worker (a consumer tailing the partition) then waited for as long as the puts kept
+ * coming, up to its deadline; in turn, it waits for at most one run of each other class, and a
+ * put that arrives meanwhile joins the next batch. One
  * {@link #runOnce()} serves one dequeued task: it expires it if its deadline has passed ({@code
  * clock.millis() > deadlineMs}), runs it, or, for a {@link MergeableTask}, runs it in one batch
  * with the next same-key tasks that may join (see {@link MergeableTask} for which). A task that
@@ -44,6 +51,12 @@ public final class Worker {
   private final Condition workAvailable = lock.newCondition();
   private final ArrayDeque<QueuedTask>[] queues; // index = priority class; guarded by lock
   private boolean closed; // guarded by lock
+  /**
+   * The class of the last run taken from the queues; the next pick scans the classes from the one
+   * after it (see the serving order above). Reset to the last class when the queues are empty, so
+   * that an idle worker's next pick starts at the highest class. Guarded by lock.
+   */
+  private int lastClass;
   /** Lent to a submitting thread that is serving a task ({@link #tryLend}); guarded by lock. */
   private boolean lent;
   private volatile int waiting; // written under lock
@@ -58,6 +71,7 @@ public final class Worker {
     this.threaded = threaded;
     this.queues = new ArrayDeque[pool.config().priorityClasses().size()];
     for (int i = 0; i < queues.length; i++) queues[i] = new ArrayDeque<>();
+    this.lastClass = queues.length - 1;
     this.busy = new BusyRatio(TimeUnit.MILLISECONDS.toNanos(pool.config().busyRatioWindowMs()),
         pool.nowNanos());
   }
@@ -215,7 +229,8 @@ public final class Worker {
     try {
       while (true) {
         if (closed) return null;
-        for (int i = 0; i < queues.length && !lent; i++) {
+        for (int k = 0; k < queues.length && !lent; k++) {
+          int i = (lastClass + 1 + k) % queues.length;
           ArrayDeque<QueuedTask> queue = queues[i];
           QueuedTask head = queue.pollFirst();
           if (head != null) {
@@ -223,9 +238,11 @@ public final class Worker {
             waiting -= work.size();
             pool.dequeued(work.size());
             running = true;
+            lastClass = i;
             return work;
           }
         }
+        if (!lent) lastClass = queues.length - 1; // nothing waiting: the next pick is by priority
         if (!block) return null;
         try {
           workAvailable.await();

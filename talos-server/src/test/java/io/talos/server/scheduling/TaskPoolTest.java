@@ -192,12 +192,40 @@ class TaskPoolTest {
   // --- serving order
 
   @Test
-  void shouldServeHigherPriorityClassFirstAndFifoWithinAClass() {
+  void shouldServeClassesInTurnFromTheHighestAndFifoWithinAClass() {
     pool(1);
     submit(task("get1", "g1", GET), task("put1", "p1", PUT), task("admin1", "a1", ADMIN),
         task("get2", "g2", GET), task("put2", "p2", PUT), task("admin2", "a2", ADMIN));
     runUntilIdle();
-    assertEquals(List.of("run admin1", "run admin2", "run put1", "run put2", "run get1", "run get2"), log);
+    assertEquals(List.of("run admin1", "run put1", "run get1", "run admin2", "run put2", "run get2"), log);
+  }
+
+  @Test
+  void shouldServeAWaitingGetAfterOnePutRunWhilePutsKeepArriving() {
+    // One partition under a steady produce: a new put is always waiting when a run ends. Served
+    // strictly by class, the consumer's get waited for as long as puts kept coming (to its deadline).
+    pool(1);
+    submit(put("p0", "a"), get("g", "a"));
+    for (int i = 1; i <= 4; i++) {
+      submit(put("p" + i, "a"));
+      assertTrue(pool.worker(0).runOnce());
+    }
+    runUntilIdle();
+    assertEquals(List.of("batch [p0, p1]", "run g", "batch [p2, p3]", "batch [p4]"), log);
+  }
+
+  @Test
+  void shouldTakeClassesInTurnUnderLoadAndByPriorityAfterIdle() {
+    pool(1);
+    // both waiting on an idle worker: the higher class first, then they alternate
+    submit(get("g1", "g"), get("g2", "g"), put("p1", "p"), task("x1", "x", PUT), put("p2", "q"));
+    runUntilIdle();
+    assertEquals(List.of("batch [p1]", "run g1", "run x1", "run g2", "batch [p2]"), log);
+    log.clear();
+    // idle again: priority order decides the first pick again
+    submit(get("g3", "g"), put("p3", "p"));
+    runUntilIdle();
+    assertEquals(List.of("batch [p3]", "run g3"), log);
   }
 
   @Test
@@ -403,7 +431,7 @@ class TaskPoolTest {
     RecordingTask a3 = get("a3", "a");
     submit(a1, b1, a2, a3);
     runUntilIdle();
-    assertEquals(List.of("fail a1: disk full", "fail a2: disk full", "batch [b1]", "run a3"), log);
+    assertEquals(List.of("fail a1: disk full", "fail a2: disk full", "run a3", "batch [b1]"), log); // classes in turn
     assertEquals(1, a1.answers.get());
     assertEquals(1, a2.answers.get());
     assertEquals(0, b1.fails.get());
