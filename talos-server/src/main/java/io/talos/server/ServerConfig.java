@@ -380,7 +380,7 @@ public final class ServerConfig extends TalosConfig {
       .define(SCHEDULING_MAX_WAITING_BYTES, Type.LONG, 128L * 1024 * 1024, Validator.between(1024 * 1024, 1L << 40),
           "Most request-body bytes held by waiting and running put/get tasks; beyond it requests are refused at once with EXCESSIVE_PENDING_MESSAGE (retriable). Keep it well under the heap.")
       .define(SCHEDULING_PRIORITY_CLASSES, Type.STRING, "put,get", priorityClasses(),
-          "Priority classes of pool tasks (puts and gets), FIFO within a class: a worker whose queues were empty serves the first class first; while several classes have tasks waiting they take turns (one task or one put batch each), so none waits behind a steady stream of the other; must name put and get.")
+          "Priority classes of pool tasks (puts and gets), FIFO within a class: a worker whose queues were empty serves the first class first; while several classes have tasks waiting they take turns (one task or one put batch each), so none waits behind a steady stream of the others; must name put and get.")
       .define(SCHEDULING_BATCH_MAX_COUNT, Type.INT, 64, Validator.between(1, 100_000),
           "Group commit: most waiting puts of one partition appended with one write and one flush.")
       .define(SCHEDULING_BATCH_MAX_BYTES, Type.LONG, 4L * 1024 * 1024, Validator.between(1, 1L << 31),

@@ -86,14 +86,17 @@ final class BenchContext {
     return new ServerProfiler(workDir, node.process().pid(), profileDir, progress).window(label, delaySeconds, seconds);
   }
 
-  /** As {@link #profile}, from {@code startNanos} on ({@link ServerProfiler#window(String, java.util.function.LongSupplier, double)}). */
+  /**
+   * As {@link #profile(TalosNode, String, double, double)}, from {@code startNanos} on ({@link
+   * ServerProfiler#window(String, java.util.function.LongSupplier, double)}).
+   */
   AutoCloseable profile(TalosNode node, String label, java.util.function.LongSupplier startNanos, double seconds)
       throws IOException {
     if (profileDir == null || !node.local()) return () -> { };
     return new ServerProfiler(workDir, node.process().pid(), profileDir, progress).window(label, startNanos, seconds);
   }
 
-  /** As {@link #profile}, CPU only, from now until closed (a phase of unknown length). */
+  /** As {@link #profile(TalosNode, String, double, double)}, CPU only, from now until closed (a phase of unknown length). */
   AutoCloseable profileCpu(TalosNode node, String label) throws IOException {
     if (profileDir == null || !node.local()) return () -> { };
     return new ServerProfiler(workDir, node.process().pid(), profileDir, progress).until(label, ServerProfiler.Mode.CPU);

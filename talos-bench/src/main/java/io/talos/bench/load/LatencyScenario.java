@@ -238,7 +238,7 @@ final class LatencyScenario {
     sendOnSchedule(System.nanoTime() + 10_000_000L, warmupCount, interval, failure, send.apply(false));
     awaitWarmup(() -> outstanding.get() == 0 && consumed.get() >= warmupCount, failure);
     long start = System.nanoTime() + 10_000_000L;
-    measureStart.set(start);
+    if (failure.get() == null) measureStart.set(start); // else no window: nothing to profile
     HiccupMeter hiccups = new HiccupMeter(start, "s4-talos-hiccups");
     long gcFrom = gcLog != null ? gcLog.position() : -1;
     sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));

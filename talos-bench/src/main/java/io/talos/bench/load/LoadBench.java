@@ -174,7 +174,7 @@ public final class LoadBench {
     @Option(names = "--latency-seconds", description = "Measured seconds (default: ${DEFAULT-VALUE}).")
     double seconds = 30;
 
-    // 30 s: on two cores the JIT of a fresh server (and broker) works on ~60% of a core for the first
+    // 30 s: on two cores the JIT of a fresh server (and broker) works on about half a core for the first
     // ~30 s of load and settles ~40 s after start; a shorter warm-up measures the compiler's
     // competition for the cores as much as the server's steady state.
     @Option(names = "--latency-warmup", description = "Seconds at the rate before recording, both systems; the JIT"

@@ -151,6 +151,8 @@ public final class ServerProfiler {
     private final Thread thread;
     private final List<Path> written = new ArrayList<>();
     private volatile Exception failure;
+    /** Whether the window began: a scenario that failed before its start closes it at once. */
+    private volatile boolean started;
 
     private Window(String label, java.util.function.LongSupplier startNanos, double seconds) {
       String safe = label.replaceAll("[^A-Za-z0-9._-]+", "-");
@@ -158,9 +160,10 @@ public final class ServerProfiler {
       thread = new Thread(() -> {
         try {
           long start;
-          while ((start = startNanos.getAsLong()) == Long.MAX_VALUE) Thread.sleep(1);
+          while ((start = startNanos.getAsLong()) == Long.MAX_VALUE) Thread.sleep(5);
           long wait;
           while ((wait = start - System.nanoTime()) > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+          started = true;
           for (Mode m : Mode.values()) {
             Path file = dir.resolve(safe + "-" + m.fileSuffix + ".html");
             execute("start," + m.options);
@@ -187,6 +190,7 @@ public final class ServerProfiler {
     /** Waits for the window (at most a minute after it should have ended) and notes the files. */
     @Override
     public void close() throws InterruptedException {
+      if (!started) thread.interrupt(); // never began (the scenario ended first): nothing to wait for
       thread.join(60_000);
       if (thread.isAlive()) {
         thread.interrupt();

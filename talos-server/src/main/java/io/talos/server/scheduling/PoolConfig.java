@@ -88,7 +88,7 @@ public final class PoolConfig {
     return maxWaitingTasks;
   }
 
-  /** Class names in serving order; a task's {@link Task#priority()} is an index into this list. */
+  /** Class names in priority order; a task's {@link Task#priority()} is an index into this list. */
   public List<String> priorityClasses() {
     return priorityClasses;
   }
@@ -178,7 +178,7 @@ public final class PoolConfig {
       return this;
     }
 
-    /** Class names in serving order, highest priority first. */
+    /** Class names in priority order, highest first. */
     public Builder priorityClasses(List<String> priorityClasses) {
       this.priorityClasses = priorityClasses;
       return this;

@@ -33,8 +33,9 @@ public interface Task {
   Object key();
 
   /**
-   * The index of this task's priority class in {@link PoolConfig#priorityClasses()}: 0 is served
-   * first. Look it up once with {@link PoolConfig#priorityOf(String)}.
+   * The index of this task's priority class in {@link PoolConfig#priorityClasses()}: 0 is picked
+   * first by a worker whose queues were empty; while several classes wait they take turns (see
+   * {@link Worker}). Look it up once with {@link PoolConfig#priorityOf(String)}.
    */
   int priority();
 

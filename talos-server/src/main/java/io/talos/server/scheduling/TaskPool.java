@@ -181,7 +181,7 @@ public final class TaskPool implements AutoCloseable {
     keys.compute(key, (k, state) -> {
       if (state != null) return state; // a task of the key came first: queue behind it
       Worker worker = workers.get(select(k));
-      if (!worker.tryLend()) return null;
+      if (!worker.tryLend(priority)) return null;
       KeyState entry = new KeyState(worker);
       entry.tasks = 1;
       lent[0] = worker;

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * <p>Serving order: FIFO within a class; between classes, in turn. A worker that found its queues
  * empty takes the head of the highest-priority non-empty queue; after that it scans the classes
  * starting from the one after the class it served last (wrapping around), so while several
- * classes have tasks waiting each gets one run (a task, or a put batch) in turn. Why not strict
+ * classes have tasks waiting each gets one run (a task, a put batch, or an expired head) in turn;
+ * a lent run (below) is its class's turn too. Why not strict
  * priority: on a partition under a steady produce a put is waiting whenever a run ends, and a get
  * of that worker (a consumer tailing the partition) then waited for as long as the puts kept
  * coming, up to its deadline; in turn, it waits for at most one run of each other class, and a
@@ -52,9 +53,10 @@ public final class Worker {
   private final ArrayDeque<QueuedTask>[] queues; // index = priority class; guarded by lock
   private boolean closed; // guarded by lock
   /**
-   * The class of the last run taken from the queues; the next pick scans the classes from the one
-   * after it (see the serving order above). Reset to the last class when the queues are empty, so
-   * that an idle worker's next pick starts at the highest class. Guarded by lock.
+   * The class of the last run (taken from the queues or lent); the next pick scans the classes
+   * from the one after it (see the serving order above). Reset to the last class when a poll finds
+   * the queues empty and the worker is not lent, so that an idle worker's next pick starts at the
+   * highest class. Guarded by lock.
    */
   private int lastClass;
   /** Lent to a submitting thread that is serving a task ({@link #tryLend}); guarded by lock. */
@@ -151,15 +153,16 @@ public final class Worker {
 
   /**
    * Lends this worker to the calling thread if it is idle: not closed, not lent, nothing waiting
-   * and nothing running. The caller must then call {@link #serveLent} at once. Called within the
-   * key's table entry lock, like {@link #enqueue}.
+   * and nothing running, for a task of class {@code priority}. The caller must then call {@link
+   * #serveLent} at once. Called within the key's table entry lock, like {@link #enqueue}.
    */
-  boolean tryLend() {
+  boolean tryLend(int priority) {
     lock.lock();
     try {
       if (closed || lent || running || waiting > 0) return false;
       lent = true;
       running = true;
+      lastClass = priority; // the lent run is its class's turn, as if the worker had taken it
       return true;
     } finally {
       lock.unlock();
@@ -184,7 +187,7 @@ public final class Worker {
     }
   }
 
-  /** Stops accepting, wakes the thread and returns what was waiting, in serving order. */
+  /** Stops accepting, wakes the thread and returns what was waiting, class by class. */
   List<QueuedTask> closeAndDrain() {
     lock.lock();
     try {

@@ -18,7 +18,8 @@
  *                      enqueue on the worker's queue of the task's   worker 1: [prio 0][prio 1][prio 2]
  *                      priority class -> ACCEPTED                    ...
  *
- *  Worker.runOnce(): head of its highest-priority non-empty queue (FIFO within a class)
+ *  Worker.runOnce(): head of the next non-empty queue, classes in turn (FIFO within a class;
+ *                   the highest class first after the queues were empty)
  *     deadline passed          -> task.expire()                 (never runs)
  *     MergeableTask            -> + the next same-key mergeable tasks of that queue,
  *                                 bounded by maxBatchCount / maxBatchBytes -> runBatch(batch)
@@ -29,7 +30,7 @@
  *
  * <p>Ordering: while a key has a task waiting or running, every new task of that key goes to the
  * same worker, so tasks of one key never run concurrently, and tasks of one key and one priority
- * class run in submission order. Tasks of one key in different priority classes are served by
- * priority, not by submission order.
+ * class run in submission order. Tasks of one key in different priority classes are served with
+ * their classes in turn, not by submission order.
  */
 package io.talos.server.scheduling;

@@ -619,6 +619,40 @@ class TaskPoolTest {
   }
 
   @Test
+  void shouldCountALentRunAsItsClassTurn() {
+    // A put served on the request thread wakes its partition's long-polling get while it runs,
+    // and more puts arrive meanwhile: the get is next, as if the worker had served the put itself.
+    pool(1);
+    RecordingPut lone = put("p1", "k");
+    lone.onRun(() -> submit(get("g", "k"), put("p2", "k")));
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    runUntilIdle();
+    assertEquals(List.of("batch [p1]", "run g", "batch [p2]"), log);
+  }
+
+  @Test
+  void shouldPickByPriorityAfterALoanWhateverTheWorkerServedBefore() {
+    pool(1);
+    submit(put("p0", "a"));
+    assertTrue(pool.worker(0).runOnce()); // the last class served is put; the queues are not polled empty
+    RecordingTask lone = get("lone", "k").onRun(() -> submit(get("g1", "g"), put("p1", "p")));
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    runUntilIdle();
+    assertEquals(List.of("batch [p0]", "run lone", "batch [p1]", "run g1"), log);
+  }
+
+  @Test
+  void shouldLetNoClassStarveAnotherWithThreeClasses() {
+    pool(1);
+    submit(task("a0", "a", ADMIN), get("g", "g"), put("p", "p"));
+    for (int i = 1; i <= 3; i++) {
+      submit(task("a" + i, "a", ADMIN)); // admin work keeps arriving
+      assertTrue(pool.worker(0).runOnce());
+    }
+    assertEquals(List.of("run a0", "batch [p]", "run g"), log);
+  }
+
+  @Test
   void shouldQueueAnAlreadyExpiredTaskForTheWorkerToExpire() {
     pool(1);
     RecordingTask late = new RecordingTask("late", "k1", GET, START_MS - 1, log);
