@@ -82,13 +82,13 @@ final class BenchContext {
    * {@link ServerProfiler}); does nothing without {@code --profile}. Close it after the window.
    */
   AutoCloseable profile(TalosNode node, String label, double delaySeconds, double seconds) throws IOException {
-    if (profileDir == null || !node.local()) return () -> { };
-    return new ServerProfiler(workDir, node.process().pid(), profileDir, progress).window(label, delaySeconds, seconds);
+    long start = System.nanoTime() + (long) (delaySeconds * 1e9);
+    return profile(node, label, () -> start, seconds);
   }
 
   /**
-   * As {@link #profile(TalosNode, String, double, double)}, from {@code startNanos} on ({@link
-   * ServerProfiler#window(String, java.util.function.LongSupplier, double)}).
+   * As {@link #profile(TalosNode, String, double, double)}, for a window whose start is known only
+   * later ({@link ServerProfiler#window}).
    */
   AutoCloseable profile(TalosNode node, String label, java.util.function.LongSupplier startNanos, double seconds)
       throws IOException {

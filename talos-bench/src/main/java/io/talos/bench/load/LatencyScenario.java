@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -217,7 +219,7 @@ final class LatencyScenario {
     // due message), as Kafka's producer keeps up to 5 requests in flight
     ExecutorService senders = Executors.newFixedThreadPool(inflight);
     AtomicLong outstanding = new AtomicLong();
-    java.util.function.Function<Boolean, LongConsumer> send = measured -> intended -> {
+    Function<Boolean, LongConsumer> send = measured -> intended -> {
       outstanding.incrementAndGet();
       senders.execute(() -> {
         try {
@@ -270,7 +272,7 @@ final class LatencyScenario {
    * Waits (at most a minute) until the warm-up is over: every message acknowledged and consumed,
    * so that neither a sender nor the consumer starts the measured window behind; or one failed.
    */
-  private static void awaitWarmup(java.util.function.BooleanSupplier done, AtomicReference<Throwable> failure) {
+  private static void awaitWarmup(BooleanSupplier done, AtomicReference<Throwable> failure) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!done.getAsBoolean() && failure.get() == null) {
       if (System.nanoTime() > deadline) {
@@ -337,7 +339,7 @@ final class LatencyScenario {
       reader.start();
       ctx.progress.start("s5 kafka latency", warmupSeconds + seconds, () -> String.format(Locale.ROOT,
           "%,d consumed of %,d", consumed.get(), expected));
-      java.util.function.Function<Boolean, LongConsumer> send = measured -> intended ->
+      Function<Boolean, LongConsumer> send = measured -> intended ->
           producer.send(new ProducerRecord<>(topic, 0, null, stamped(template, intended)), (md, e) -> {
             long done = System.nanoTime();
             if (e != null) {

@@ -111,19 +111,10 @@ public final class ServerProfiler {
   }
 
   /**
-   * Profiles the window that starts {@code delaySeconds} from now and lasts {@code seconds}, in a
-   * background thread; the flame graphs are {@code <label>-cpu.html}, {@code -alloc.html} and
-   * {@code -wall.html}.
-   */
-  Window window(String label, double delaySeconds, double seconds) {
-    long start = System.nanoTime() + (long) (delaySeconds * 1e9);
-    return window(label, () -> start, seconds);
-  }
-
-  /**
-   * As {@link #window(String, double, double)}, for a window whose start is known only later (a
-   * measured window that begins once a warm-up has drained): it starts at {@code startNanos} (a
-   * {@link System#nanoTime()}), which reads {@link Long#MAX_VALUE} until it is known.
+   * Profiles the window that starts at {@code startNanos} (a {@link System#nanoTime()}, which may
+   * read {@link Long#MAX_VALUE} until it is known: a measured window that begins once a warm-up
+   * has drained) and lasts {@code seconds}, in a background thread; the flame graphs are {@code
+   * <label>-cpu.html}, {@code -alloc.html} and {@code -wall.html}.
    */
   Window window(String label, java.util.function.LongSupplier startNanos, double seconds) {
     Window w = new Window(label, startNanos, seconds);
