@@ -47,8 +47,9 @@ final class LatencyScenario {
   /**
    * @param gc the server's GC pauses in the measured window, or null when not known
    * @param hiccups how late a thread of the generator woke, asking to wake every 1 ms, in the window
+   * @param steal the CPU time the host took from this machine in the window (closed)
    */
-  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups) {}
+  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups, StealMeter steal) {}
 
   /** A put acknowledged later than this counts as a stall in the report. */
   static final long STALL_NANOS = 20_000_000L;
@@ -127,17 +128,24 @@ final class LatencyScenario {
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
           "");
+      t.row(STOLEN, stolen(talos.steal, false), stolen(kafka.steal, false), "");
+      t.row(STOLEN_WORST, stolen(talos.steal, true), stolen(kafka.steal, true), "");
       t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
     } else {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
+      t.row(STOLEN, stolen(talos.steal, false));
+      t.row(STOLEN_WORST, stolen(talos.steal, true));
       t.row("messages measured", Table.count(talos.messages));
     }
     ctx.report.table(t);
     ctx.report.text("Generator stalls: a thread of the load generator asks to wake every 1 ms throughout the"
         + " measured window; a wake later than 20 ms is a stall of the machine or of the generator's own JVM, which"
-        + " delays the sends and acknowledgements it measures whatever the server does.");
+        + " delays the sends and acknowledgements it measures whatever the server does. CPU stolen by the host: the"
+        + " time this virtual machine's CPUs had work but its host ran something else (steal in /proc/stat, summed"
+        + " over the CPUs); every thread on a stolen CPU stops at once, server and generator alike, so a run with"
+        + " seconds of heavy steal was disturbed from outside.");
     if (talos.gc != null) {
       ctx.report.text("Talos server GC in the measured window (-Xlog:gc): " + talos.gc.describe() + ".");
     }
@@ -149,6 +157,15 @@ final class LatencyScenario {
         ? "long poll: a fetch that finds nothing asks the server to hold it up to " + longPollMs
             + " ms (GetMessageRequest.maxWaitMs), answered as soon as a message is appended"
         : "busy poll: fetches again " + pollMicros + " µs after a fetch that found nothing";
+  }
+
+  private static final String STOLEN = "CPU stolen by the host in the window, ms (all CPUs)";
+  private static final String STOLEN_WORST = "most stolen in one second, ms";
+
+  /** A steal figure for the table: the window's total or its worst second; n/a where not counted. */
+  private static String stolen(StealMeter steal, boolean worst) {
+    if (!steal.available()) return "n/a";
+    return Table.count(worst ? steal.worstPeriodMillis() : steal.totalMillis());
   }
 
   /** Values of {@code h} above {@link #STALL_NANOS}. */
@@ -242,16 +259,18 @@ final class LatencyScenario {
     long start = System.nanoTime() + 10_000_000L;
     if (failure.get() == null) measureStart.set(start); // else no window: nothing to profile
     HiccupMeter hiccups = new HiccupMeter(start, "s4-talos-hiccups");
+    StealMeter steal = new StealMeter("s4-talos-steal");
     long gcFrom = gcLog != null ? gcLog.position() : -1;
     sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
     senders.shutdown();
     senders.awaitTermination(60, TimeUnit.SECONDS);
     reader.join(30_000);
     hiccups.close();
+    steal.close();
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness());
+    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal);
   }
 
   /**
@@ -310,6 +329,7 @@ final class LatencyScenario {
     AtomicLong consumed = new AtomicLong();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     HiccupMeter hiccups = null;
+    StealMeter steal = null;
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
       TopicPartition tp = new TopicPartition(topic, 0);
@@ -356,13 +376,15 @@ final class LatencyScenario {
       long start = System.nanoTime() + 10_000_000L;
       measureStart.set(start);
       hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
+      steal = new StealMeter("s5-kafka-steal");
       sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
       producer.flush();
       reader.join(30_000);
       hiccups.close();
+      steal.close();
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness());
+    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal);
   }
 }
