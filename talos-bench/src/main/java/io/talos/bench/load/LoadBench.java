@@ -44,7 +44,7 @@ public final class LoadBench {
 
     @Option(names = "--talos-jvm", description = "JVM options of the Talos server (default: '${DEFAULT-VALUE}',"
         + " as bin/talos server).")
-    String talosJvm = "-Xmx512m";
+    String talosJvm = "-Xms512m -Xmx512m";
 
     @Option(names = "--kafka-jvm", description = "JVM options of the Kafka broker (default: '${DEFAULT-VALUE}',"
         + " kafka-server-start's defaults).")

@@ -57,7 +57,7 @@ public final class PairedPutBench implements Callable<Integer> {
   int messageBytes = 100;
 
   @Option(names = "--talos-jvm", description = "JVM options of both servers (default: '${DEFAULT-VALUE}').")
-  String talosJvm = "-Xmx512m";
+  String talosJvm = "-Xms512m -Xmx512m";
 
   @Option(names = "-D", description = "A server key for both, -Dkey=value.", mapFallbackValue = "")
   Map<String, String> props = new LinkedHashMap<>();
