@@ -14,9 +14,9 @@ import org.HdrHistogram.Histogram;
  * nothing about the server.
  *
  * <p>Records the lateness of each wake from {@code fromNanos} (a scenario's measurement window)
- * until {@link #close()}; wakes before it are not recorded. One daemon thread, which runs
- * {@link #step()} in a loop; {@link #close()} stops it and makes the histogram safe to read from
- * the closing thread.
+ * until {@link #close()}; wakes before it are not recorded. A {@link MeterLoop} runs {@link
+ * #step()}; {@link #close()} stops it and makes the histogram safe to read from the closing
+ * thread.
  */
 final class HiccupMeter implements AutoCloseable {
   static final long PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -25,8 +25,7 @@ final class HiccupMeter implements AutoCloseable {
   private final LongSupplier clock;
   private final LongConsumer sleep;
   private final long fromNanos;
-  private final Thread thread;
-  private volatile boolean running = true;
+  private final MeterLoop loop;
   private long expected;
 
   /** Starts measuring; wakes due before {@code fromNanos} ({@link System#nanoTime()}) are not recorded. */
@@ -44,15 +43,7 @@ final class HiccupMeter implements AutoCloseable {
     this.sleep = sleep;
     this.fromNanos = fromNanos;
     this.expected = clock.getAsLong() + PERIOD_NANOS;
-    if (name == null) {
-      this.thread = null;
-    } else {
-      this.thread = new Thread(() -> {
-        while (running) step();
-      }, name);
-      thread.setDaemon(true);
-      thread.start();
-    }
+    this.loop = name == null ? null : new MeterLoop(name, this::step);
   }
 
   /** Sleeps one period and records how much later than asked it woke. */
@@ -68,8 +59,7 @@ final class HiccupMeter implements AutoCloseable {
   /** Stops the thread; afterwards {@link #lateness()} is complete. */
   @Override
   public void close() throws InterruptedException {
-    running = false;
-    if (thread != null) thread.join();
+    if (loop != null) loop.stop();
   }
 
   /** Lateness of each recorded wake, ns (read after {@link #close()}). */

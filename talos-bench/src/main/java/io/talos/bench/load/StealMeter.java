@@ -1,9 +1,9 @@
 package io.talos.bench.load;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
@@ -21,8 +21,8 @@ import java.util.function.LongSupplier;
  * <p>Samples the machine's cumulative steal (all CPUs) once a {@link #PERIOD_NANOS period} from
  * construction until {@link #close()}: the total over the window and the most in one period.
  * Where the counter is not available (not Linux) it reports nothing ({@link #available()} false).
- * One daemon thread runs {@link #step()} in a loop; {@link #close()} stops it, takes a last sample
- * and makes the figures safe to read from the closing thread.
+ * A {@link MeterLoop} runs {@link #step()}; {@link #close()} stops it, takes a last sample and
+ * makes the figures safe to read from the closing thread.
  */
 final class StealMeter implements AutoCloseable {
   static final long PERIOD_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -35,8 +35,7 @@ final class StealMeter implements AutoCloseable {
 
   private final LongSupplier stealMillis;
   private final LongConsumer sleep;
-  private final Thread thread;
-  private volatile boolean running = true;
+  private final MeterLoop loop;
   private final long first;
   private long last;
   private long worstPeriod;
@@ -56,15 +55,7 @@ final class StealMeter implements AutoCloseable {
     this.sleep = sleep;
     this.first = stealMillis.getAsLong();
     this.last = first;
-    if (name == null || first < 0) {
-      this.thread = null;
-    } else {
-      this.thread = new Thread(() -> {
-        while (running) step();
-      }, name);
-      thread.setDaemon(true);
-      thread.start();
-    }
+    this.loop = name == null || first < 0 ? null : new MeterLoop(name, this::step);
   }
 
   /** Sleeps one period, then samples. */
@@ -84,11 +75,7 @@ final class StealMeter implements AutoCloseable {
   /** Stops the thread and takes the window's last sample. */
   @Override
   public void close() throws InterruptedException {
-    running = false;
-    if (thread != null) {
-      thread.interrupt(); // ends the park at once; the loop then sees running false
-      thread.join();
-    }
+    if (loop != null) loop.stop();
     sample();
   }
 
@@ -109,9 +96,10 @@ final class StealMeter implements AutoCloseable {
 
   /** The cumulative steal of all CPUs from {@code /proc/stat}, ms, or -1 where there is none. */
   static long procStatStealMillis() {
-    try {
-      List<String> lines = Files.readAllLines(PROC_STAT);
-      return lines.isEmpty() ? -1 : parseStealMillis(lines.get(0));
+    // the first line only: the rest (per CPU, interrupts) runs to kilobytes
+    try (BufferedReader r = Files.newBufferedReader(PROC_STAT)) {
+      String cpu = r.readLine();
+      return cpu == null ? -1 : parseStealMillis(cpu);
     } catch (IOException | RuntimeException e) {
       return -1;
     }
