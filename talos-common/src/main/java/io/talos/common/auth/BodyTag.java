@@ -86,7 +86,8 @@ public final class BodyTag {
         }
       });
 
-  private record DerivedKeyId(String secret, String saltHex) {}
+  /** A derived key's inputs: the secret and the 16-byte salt as two big-endian longs. */
+  private record DerivedKeyId(String secret, long saltHigh, long saltLow) {}
 
   private BodyTag() {}
 
@@ -170,7 +171,7 @@ public final class BodyTag {
     byte[] iv = hexField(h, at, NONCE_BYTES, header);
     at += 2 * NONCE_BYTES + 1;
     byte[] claimed = hexField(h, at, TAG_BYTES, header);
-    DerivedKeyId id = new DerivedKeyId(secretKey, HexFormat.of().formatHex(salt));
+    DerivedKeyId id = new DerivedKeyId(secretKey, longAt(salt, 0), longAt(salt, 8));
     java.util.Map<DerivedKeyId, SecretKeySpec> keys = KEYS.get();
     SecretKeySpec key = keys.get(id);
     if (key == null) {
@@ -179,6 +180,12 @@ public final class BodyTag {
     }
     byte[] actual = tag(key, iv, body, off, len);
     return MessageDigest.isEqual(actual, claimed);
+  }
+
+  private static long longAt(byte[] b, int off) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) v = (v << 8) | (b[off + i] & 0xff);
+    return v;
   }
 
   private static byte[] hexField(String h, int at, int bytes, String header) {

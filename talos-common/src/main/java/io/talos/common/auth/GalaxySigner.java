@@ -7,7 +7,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -32,7 +31,7 @@ import java.util.TreeMap;
  * base64(HmacSHA1(secretKey, stringToSign)), sent as
  * {@code Authorization: Galaxy-V2|Galaxy-V3 <secretKeyId>:<signature>}.
  *
- * <p>Thread-safe; stateless.
+ * <p>Thread-safe: each thread keeps its own Mac and digests (see {@link HmacState}).
  */
 public final class GalaxySigner {
   public static final String AUTHORIZATION = "Authorization";
@@ -63,33 +62,31 @@ public final class GalaxySigner {
    */
   public static String stringToSign(String method, String path, String query,
       Map<String, List<String>> headers) {
-    // only the headers the string uses, lower-cased: the others (a dozen on every request) are
-    // skipped before any copy of their names or values is made
-    Map<String, List<String>> lower = new TreeMap<>();
-    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
-      if (!signed(e.getKey())) continue;
-      lower.computeIfAbsent(e.getKey().toLowerCase(Locale.ROOT), k -> new java.util.ArrayList<>(1))
-          .addAll(e.getValue());
-    }
+    return appendStringToSign(new StringBuilder(256), method, path, query, headers).toString();
+  }
+
+  /**
+   * Appends the string to sign to {@code sb} (see {@link #stringToSign}) and returns it. Copies
+   * no header name or value: a server verifying every request builds it into a buffer it reuses.
+   * Header names are HTTP tokens (ASCII), lower-cased and compared a character at a time.
+   *
+   * @throws IllegalArgumentException if the query's {@code Expires} parameter is not a number
+   */
+  public static StringBuilder appendStringToSign(StringBuilder sb, String method, String path, String query,
+      Map<String, List<String>> headers) {
     Map<String, String> params = signedParams(query);
-    StringBuilder sb = new StringBuilder(256);
     sb.append(method).append('\n');
-    sb.append(first(lower, "content-md5")).append('\n');
-    sb.append(first(lower, "content-type")).append('\n');
+    sb.append(first(headers, "content-md5")).append('\n');
+    sb.append(first(headers, "content-type")).append('\n');
     String expires = params.get("Expires");
     long expiresAt = expires != null && !expires.isEmpty() ? parseExpires(expires) : 0;
     if (expiresAt > 0) {
       sb.append(expiresAt).append('\n'); // the number, as the SDK appends it ("0123" signs as 123)
     } else {
-      sb.append(first(lower, DATE).isEmpty() ? first(lower, "date") : "").append('\n');
+      String xiaomiDate = first(headers, DATE);
+      sb.append(xiaomiDate.isEmpty() ? first(headers, "date") : "").append('\n');
     }
-    for (Map.Entry<String, List<String>> e : lower.entrySet()) {
-      if (e.getKey().startsWith("x-xiaomi-")) {
-        List<String> values = e.getValue();
-        sb.append(e.getKey()).append(':').append(values.size() == 1 ? values.get(0) : String.join(",", values))
-            .append('\n');
-      }
-    }
+    appendXiaomiHeaders(sb, headers);
     sb.append(path);
     boolean firstParam = true;
     for (Map.Entry<String, String> e : params.entrySet()) { // sorted by name
@@ -98,28 +95,94 @@ public final class GalaxySigner {
       firstParam = false;
       if (!e.getValue().isEmpty()) sb.append('=').append(e.getValue());
     }
-    return sb.toString();
+    return sb;
   }
 
-  /** Whether a header (its name in any case) takes part in the string to sign. */
-  private static boolean signed(String name) {
-    return name.regionMatches(true, 0, "x-xiaomi-", 0, 9) || name.equalsIgnoreCase("content-md5")
+  /**
+   * The {@code x-xiaomi-*} lines: sorted by lower-cased name, a name sent in several spellings
+   * ({@code X-Xiaomi-A} and {@code x-xiaomi-a}) as one line with all values in arrival order.
+   */
+  @SuppressWarnings("unchecked")
+  private static void appendXiaomiHeaders(StringBuilder sb, Map<String, List<String>> headers) {
+    Map.Entry<String, List<String>>[] lines = null;
+    int n = 0;
+    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+      if (!isXiaomi(e.getKey())) continue;
+      if (lines == null) lines = new Map.Entry[headers.size()];
+      lines[n++] = e;
+    }
+    // insertion sort: a handful of lines; stable, so the spellings of one name keep arrival order
+    for (int i = 1; i < n; i++) {
+      Map.Entry<String, List<String>> e = lines[i];
+      int j = i;
+      for (; j > 0 && compareLowerCase(lines[j - 1].getKey(), e.getKey()) > 0; j--) lines[j] = lines[j - 1];
+      lines[j] = e;
+    }
+    for (int i = 0; i < n; ) {
+      String name = lines[i].getKey();
+      for (int c = 0; c < name.length(); c++) sb.append(Character.toLowerCase(name.charAt(c)));
+      sb.append(':');
+      boolean firstValue = true;
+      for (; i < n && lines[i].getKey().equalsIgnoreCase(name); i++) {
+        for (String v : lines[i].getValue()) {
+          if (!firstValue) sb.append(',');
+          sb.append(v);
+          firstValue = false;
+        }
+      }
+      sb.append('\n');
+    }
+  }
+
+  private static boolean isXiaomi(String name) {
+    return name.regionMatches(true, 0, "x-xiaomi-", 0, 9);
+  }
+
+  /** As {@code a.toLowerCase().compareTo(b.toLowerCase())} for ASCII names, without the copies. */
+  private static int compareLowerCase(String a, String b) {
+    int n = Math.min(a.length(), b.length());
+    for (int i = 0; i < n; i++) {
+      char x = Character.toLowerCase(a.charAt(i));
+      char y = Character.toLowerCase(b.charAt(i));
+      if (x != y) return x - y;
+    }
+    return a.length() - b.length();
+  }
+
+  /**
+   * Whether a request header (its name in any case) takes part in the string to sign: every
+   * {@code x-xiaomi-*} header, {@code content-md5}, {@code content-type} and {@code date}.
+   */
+  public static boolean isSigned(String name) {
+    return isXiaomi(name) || name.equalsIgnoreCase("content-md5")
         || name.equalsIgnoreCase("content-type") || name.equalsIgnoreCase("date");
   }
 
   /**
-   * One HmacSHA1 and one MD5 instance per thread: {@code Mac.getInstance} and {@code
-   * MessageDigest.getInstance} look the algorithm up in the security providers on every call,
-   * which costs more than hashing a small request. Each is used by its own thread only, and left
-   * reset after every use.
+   * One HmacSHA1 per thread, with the key it was last initialized with and its buffers: {@code
+   * Mac.getInstance} looks the algorithm up in the security providers on every call, which costs
+   * more than hashing a small request, and a server verifies thousands a second under one or a few
+   * secrets. Used by its own thread only; the Mac is left reset after every use.
    */
-  private static final ThreadLocal<javax.crypto.Mac> HMAC_SHA1 = ThreadLocal.withInitial(() -> {
-    try {
-      return javax.crypto.Mac.getInstance("HmacSHA1");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("HmacSHA1 unavailable", e);
+  private static final class HmacState {
+    final javax.crypto.Mac mac;
+    /** The secret the Mac holds; null when it holds none or a failure may have left it dirty. */
+    String key;
+    final byte[] ascii = new byte[512];
+    final byte[] digest = new byte[20];
+    final byte[] base64 = new byte[28];
+
+    HmacState() {
+      try {
+        mac = javax.crypto.Mac.getInstance("HmacSHA1");
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("HmacSHA1 unavailable", e);
+      }
     }
-  });
+  }
+
+  private static final ThreadLocal<HmacState> HMAC_SHA1 = ThreadLocal.withInitial(HmacState::new);
+  /** One SHA-256 and one MD5 digest per thread, for the same reason. */
   private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
     try {
       return MessageDigest.getInstance("SHA-256");
@@ -136,15 +199,61 @@ public final class GalaxySigner {
   });
 
   /** base64(HmacSHA1(secretKey, stringToSign)). */
-  public static String sign(String secretKey, String stringToSign) {
-    javax.crypto.Mac mac = HMAC_SHA1.get();
+  public static String sign(String secretKey, CharSequence stringToSign) {
+    return Base64.getEncoder().encodeToString(hmacSha1(HMAC_SHA1.get(), secretKey, stringToSign));
+  }
+
+  /**
+   * Whether {@code signature} is base64(HmacSHA1(secretKey, stringToSign)), compared in time
+   * independent of where they differ. Allocates nothing once this thread holds the key.
+   */
+  public static boolean signatureMatches(String secretKey, CharSequence stringToSign, String signature) {
+    HmacState h = HMAC_SHA1.get();
+    int n = Base64.getEncoder().encode(hmacSha1(h, secretKey, stringToSign), h.base64);
+    if (signature.length() != n) return false;
+    int diff = 0;
+    for (int i = 0; i < n; i++) diff |= h.base64[i] ^ signature.charAt(i);
+    return diff == 0;
+  }
+
+  /**
+   * HmacSHA1 of the UTF-8 bytes of {@code s} under {@code secretKey}, into {@code h.digest}. ASCII
+   * (all the SDK's requests) is fed through the state's buffer; from the first other character
+   * on, the rest is encoded by the JDK (split at an ASCII character, the bytes are the same).
+   */
+  private static byte[] hmacSha1(HmacState h, String secretKey, CharSequence s) {
+    javax.crypto.Mac mac = h.mac;
     try {
-      mac.init(new javax.crypto.spec.SecretKeySpec(
-          secretKey.getBytes(StandardCharsets.UTF_8), "HmacSHA1"));
+      if (!secretKey.equals(h.key)) {
+        h.key = null;
+        mac.init(new javax.crypto.spec.SecretKeySpec(secretKey.getBytes(StandardCharsets.UTF_8), "HmacSHA1"));
+        h.key = secretKey;
+      }
+      byte[] buf = h.ascii;
+      int n = 0;
+      for (int i = 0, len = s.length(); i < len; i++) {
+        char c = s.charAt(i);
+        if (c >= 0x80) {
+          mac.update(buf, 0, n);
+          n = 0;
+          mac.update(s.subSequence(i, len).toString().getBytes(StandardCharsets.UTF_8));
+          break;
+        }
+        buf[n++] = (byte) c;
+        if (n == buf.length) {
+          mac.update(buf, 0, n);
+          n = 0;
+        }
+      }
+      mac.update(buf, 0, n);
+      mac.doFinal(h.digest, 0);
+      return h.digest;
     } catch (InvalidKeyException e) {
       throw new IllegalStateException("HmacSHA1 refused the key", e);
+    } catch (javax.crypto.ShortBufferException | RuntimeException e) {
+      h.key = null; // the next use initializes (and so resets) the Mac again
+      throw e instanceof RuntimeException r ? r : new IllegalStateException("HmacSHA1 failed", e);
     }
-    return Base64.getEncoder().encodeToString(mac.doFinal(stringToSign.getBytes(StandardCharsets.UTF_8)));
   }
 
   /** Lower-case hex MD5 of the body, as the SDK sends in {@value #CONTENT_MD5}. */
@@ -220,11 +329,6 @@ public final class GalaxySigner {
     return -1;
   }
 
-  /** Compares two signatures in time independent of where they differ. */
-  public static boolean signaturesEqual(String a, String b) {
-    return MessageDigest.isEqual(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
-  }
-
   /** @throws IllegalArgumentException if the Expires parameter is not a number */
   private static long parseExpires(String expires) {
     try {
@@ -234,9 +338,17 @@ public final class GalaxySigner {
     }
   }
 
+  /**
+   * The first value of header {@code name} (lower case) in arrival order over all its spellings,
+   * or "" when there is none or it is null.
+   */
   private static String first(Map<String, List<String>> headers, String name) {
-    List<String> v = headers.get(name);
-    return v == null || v.isEmpty() || v.get(0) == null ? "" : v.get(0);
+    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+      if (e.getValue().isEmpty() || !e.getKey().equalsIgnoreCase(name)) continue;
+      String v = e.getValue().get(0);
+      return v == null ? "" : v;
+    }
+    return "";
   }
 
   /**

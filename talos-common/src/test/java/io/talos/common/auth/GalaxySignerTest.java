@@ -81,7 +81,50 @@ class GalaxySignerTest {
     assertFalse(base.equals(GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/message", null, other))));
     assertFalse(base.equals(GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/topic", null, headers))));
     assertFalse(base.equals(GalaxySigner.sign("other", GalaxySigner.stringToSign("POST", "/v1/api/message", null, headers))));
-    assertTrue(GalaxySigner.signaturesEqual(base, base));
+    assertTrue(GalaxySigner.signatureMatches(SECRET, GalaxySigner.stringToSign("POST", "/v1/api/message", null, headers), base));
+  }
+
+  /** The verifying path (a reused Mac, bytes fed from a buffer) agrees with the JDK's own HmacSHA1 of the string. */
+  @Test
+  void signatureMatchesAgreesWithAPlainHmacOfTheUtf8Bytes() throws Exception {
+    StringBuilder longAscii = new StringBuilder();
+    for (int i = 0; i < 300; i++) longAscii.append("x-xiaomi-").append(i).append('\n'); // beyond the 512-byte buffer
+    String[] strings = {"", "POST\n\n\n\n/v1/api/message", longAscii.toString(),
+        "POST\nx-xiaomi-name:Zo\u00eb \u4e2d\u6587 \ud83d\ude00\n/p", longAscii + "\u00e9" + longAscii,
+        "lone \ud800 surrogate"};
+    for (String secret : new String[] {SECRET, "other", SECRET}) { // the thread's Mac changes key and back
+      for (String s : strings) {
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA1");
+        mac.init(new javax.crypto.spec.SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA1"));
+        String expected = java.util.Base64.getEncoder().encodeToString(mac.doFinal(s.getBytes(StandardCharsets.UTF_8)));
+        assertEquals(expected, GalaxySigner.sign(secret, s));
+        assertTrue(GalaxySigner.signatureMatches(secret, new StringBuilder(s), expected));
+        char[] wrong = expected.toCharArray();
+        wrong[wrong.length / 2] ^= 1;
+        assertFalse(GalaxySigner.signatureMatches(secret, s, new String(wrong)));
+        assertFalse(GalaxySigner.signatureMatches(secret, s, expected + "="), "longer");
+        assertFalse(GalaxySigner.signatureMatches(secret, s, expected.substring(1)), "shorter");
+        assertFalse(GalaxySigner.signatureMatches(secret + "!", s, expected), "another secret");
+      }
+    }
+  }
+
+  /** A name sent in several spellings is one line, its values in arrival order, sorted by the lower-cased name. */
+  @Test
+  void spellingsOfOneHeaderAreOneLine() throws Exception {
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("X-Xiaomi-B", List.of("2"));
+    headers.put("x-xiaomi-a", List.of("a1", "a2"));
+    headers.put("X-XIAOMI-A", List.of("a3"));
+    headers.put("x-xiaomi-ab", List.of());
+    headers.put("X-Xiaomi-a", List.of("a4"));
+    headers.put("content-type", List.of());
+    headers.put("Content-Type", List.of("t1"));
+    headers.put("CONTENT-TYPE", List.of("t2"));
+    assertEquals("POST\n\nt1\n\nx-xiaomi-a:a1,a2,a3,a4\nx-xiaomi-ab:\nx-xiaomi-b:2\n/p",
+        GalaxySigner.stringToSign("POST", "/p", null, headers));
+    headers.remove("x-xiaomi-ab"); // a name without values (HTTP cannot send one) is not in the SDK's multimap
+    assertEquals(reference("/p", headers), GalaxySigner.sign(SECRET, GalaxySigner.stringToSign("POST", "/p", null, headers)));
   }
 
   /** The SDK drops the digest's leading zeros (BigInteger.toString(16)); any case is accepted. */

@@ -5,9 +5,14 @@ import io.talos.common.auth.GalaxySigner;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.MetadataStore;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 
 /**
  * Verifies the Galaxy HMAC signature the Talos SDK puts on every request (see
@@ -29,6 +34,13 @@ import java.util.Optional;
  * <p>Thread-safe.
  */
 public final class Authenticator {
+  /**
+   * Each thread's buffer for the string to sign, reused by every request it verifies (a request's
+   * headers come to a few hundred characters).
+   */
+  private static final ThreadLocal<StringBuilder> STRING_TO_SIGN = ThreadLocal.withInitial(() -> new StringBuilder(512));
+  private static final int STRING_TO_SIGN_KEPT_CHARS = 16 * 1024;
+
   private final MetadataStore metadata;
   private final Clock clock;
   private final long maxPastMs;
@@ -85,6 +97,30 @@ public final class Authenticator {
   public record Claim(Credential credential, String signature, long clientTimestampSecs) {}
 
   /**
+   * The headers the checks below read, each name with its values in arrival order: {@code
+   * Authorization} and those the signature covers ({@link GalaxySigner#isSigned}: every {@code
+   * x-xiaomi-*} header, the body digests among them, {@code content-md5}, {@code content-type},
+   * {@code date}). The others (Host, User-Agent, Content-Length, ...) are left out: nothing here
+   * reads them, and copying them cost a map entry and a list per header on every request.
+   */
+  public static Map<String, List<String>> headersOf(HttpFields fields) {
+    Map<String, List<String>> headers = new LinkedHashMap<>(16);
+    for (HttpField field : fields) {
+      String name = field.getName();
+      if (!name.equalsIgnoreCase(GalaxySigner.AUTHORIZATION) && !GalaxySigner.isSigned(name)) continue;
+      // a name almost always has one value: a list of more is made only for a second one
+      List<String> one = Collections.singletonList(field.getValue());
+      List<String> before = headers.putIfAbsent(name, one);
+      if (before != null) {
+        List<String> more = new ArrayList<>(before);
+        more.add(field.getValue());
+        headers.put(name, more);
+      }
+    }
+    return headers;
+  }
+
+  /**
    * Checks the Authorization header, the timestamp and the key id.
    *
    * @param headers all request headers (any name case) with their values
@@ -95,16 +131,16 @@ public final class Authenticator {
       throw new AuthenticationException(401, "missing Authorization header; expected 'Galaxy-V3 <secretKeyId>:<signature>'");
     }
     int space = authorization.indexOf(' ');
-    String scheme = space < 0 ? authorization : authorization.substring(0, space);
-    if (!scheme.equals(GalaxySigner.SCHEME_V2) && !scheme.equals(GalaxySigner.SCHEME_V3)) {
-      throw new AuthenticationException(401, "unsupported Authorization scheme '" + scheme
+    int schemeEnd = space < 0 ? authorization.length() : space;
+    if (!isScheme(authorization, schemeEnd, GalaxySigner.SCHEME_V2) && !isScheme(authorization, schemeEnd, GalaxySigner.SCHEME_V3)) {
+      throw new AuthenticationException(401, "unsupported Authorization scheme '" + authorization.substring(0, schemeEnd)
           + "'; supported: Galaxy-V2, Galaxy-V3");
     }
     String rest = authorization.substring(space + 1).trim();
     int colon = rest.lastIndexOf(':');
     if (colon <= 0 || colon == rest.length() - 1) {
-      throw new AuthenticationException(401, "malformed Authorization header; expected '" + scheme
-          + " <secretKeyId>:<signature>'");
+      throw new AuthenticationException(401, "malformed Authorization header; expected '"
+          + authorization.substring(0, schemeEnd) + " <secretKeyId>:<signature>'");
     }
     String keyId = rest.substring(0, colon);
     String signature = rest.substring(colon + 1);
@@ -139,6 +175,10 @@ public final class Authenticator {
       throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'", keyId);
     }
     return new Claim(credential.get(), signature, requestSecs);
+  }
+
+  private static boolean isScheme(String authorization, int schemeEnd, String scheme) {
+    return schemeEnd == scheme.length() && authorization.startsWith(scheme);
   }
 
   /**
@@ -204,26 +244,30 @@ public final class Authenticator {
           + " sent: send one body digest header");
     }
     String keyId = claim.credential().secretKeyId();
-    String stringToSign;
+    StringBuilder stringToSign = STRING_TO_SIGN.get();
     try {
-      stringToSign = GalaxySigner.stringToSign(method, path, query, headers);
-    } catch (IllegalArgumentException e) {
-      throw new AuthenticationException(401, e.getMessage(), keyId);
-    }
-    // During a rotation's grace period two secrets are valid (the new one first). A revoked
-    // credential has none; it is said to be revoked only to a request signed with its last
-    // secret, so that a key id alone does not reveal that the key exists.
-    Credential credential = claim.credential();
-    if (credential.revoked()) {
-      if (GalaxySigner.signaturesEqual(GalaxySigner.sign(credential.secretKey(), stringToSign), claim.signature())) {
-        throw new AuthenticationException(401, "the credential of secretKeyId '" + keyId + "' is revoked", keyId);
+      stringToSign.setLength(0);
+      try {
+        GalaxySigner.appendStringToSign(stringToSign, method, path, query, headers);
+      } catch (IllegalArgumentException e) {
+        throw new AuthenticationException(401, e.getMessage(), keyId);
       }
-    } else {
-      for (String secret : credential.validSecrets(clock.millis())) {
-        if (GalaxySigner.signaturesEqual(GalaxySigner.sign(secret, stringToSign), claim.signature())) {
-          return credential;
+      // During a rotation's grace period two secrets are valid (the new one first). A revoked
+      // credential has none; it is said to be revoked only to a request signed with its last
+      // secret, so that a key id alone does not reveal that the key exists.
+      Credential credential = claim.credential();
+      if (credential.revoked()) {
+        if (GalaxySigner.signatureMatches(credential.secretKey(), stringToSign, claim.signature())) {
+          throw new AuthenticationException(401, "the credential of secretKeyId '" + keyId + "' is revoked", keyId);
+        }
+      } else {
+        for (String secret : credential.validSecrets(clock.millis())) {
+          if (GalaxySigner.signatureMatches(secret, stringToSign, claim.signature())) return credential;
         }
       }
+    } finally {
+      // the headers are bounded by Jetty's header size, but a builder grown by one request is not kept
+      if (stringToSign.capacity() > STRING_TO_SIGN_KEPT_CHARS) STRING_TO_SIGN.remove();
     }
     throw new AuthenticationException(401, "invalid signature for secretKeyId '" + keyId + "'", keyId);
   }

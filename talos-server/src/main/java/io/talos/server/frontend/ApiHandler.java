@@ -30,14 +30,12 @@ import io.talos.thrift.GalaxyTalosException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.thrift.TApplicationException;
-import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -290,11 +288,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       return early(request, () -> error(response, callback, 405, typeParam, TApplicationException.UNKNOWN_METHOD,
           "method " + request.getMethod() + " not allowed on " + path + "; use POST"));
     }
-    // a name almost always has one value: lists sized for one, a map sized for all
-    Map<String, List<String>> headers = new LinkedHashMap<>(2 * request.getHeaders().size());
-    for (HttpField field : request.getHeaders()) {
-      headers.computeIfAbsent(field.getName(), k -> new ArrayList<>(1)).add(field.getValue());
-    }
+    Map<String, List<String>> headers = Authenticator.headersOf(request.getHeaders());
     String query = request.getHttpURI().getQuery();
     // Everything the headers can prove is checked before a byte of the body is read: the
     // signature covers the body's digest header, not the body, so a client without the secret key

@@ -15,6 +15,7 @@ import org.apache.thrift.meta_data.FieldValueMetaData;
 import org.apache.thrift.meta_data.ListMetaData;
 import org.apache.thrift.meta_data.MapMetaData;
 import org.apache.thrift.meta_data.SetMetaData;
+import org.apache.thrift.protocol.TType;
 
 /**
  * The declared limits of request arguments, checked on every decoded call of every service
@@ -76,15 +77,19 @@ public final class ArgumentLimits {
   /** The first limit {@code args} (a generated {@code *_args} struct) breaks, or null. */
   GalaxyTalosException violation(TBase<?, ?> args) {
     try {
-      checkStruct(null, args);
+      checkStruct(new PathWalk(), args);
       return null;
     } catch (GalaxyTalosException e) {
       return e;
     }
   }
 
-  /** A field of a struct class, as the walk needs it. */
-  private record Field(TFieldIdEnum id, String name, FieldValueMetaData meta) {}
+  /**
+   * A field of a struct class, as the walk needs it; {@code checked}: whether any limit applies
+   * to its value (a string, a container, a struct, or a partition id), so that the walk neither
+   * reads (and boxes) nor descends into the others.
+   */
+  private record Field(TFieldIdEnum id, String name, FieldValueMetaData meta, boolean checked) {}
 
   /**
    * The fields of each struct class, read from its generated metadata once: every request walks
@@ -97,81 +102,130 @@ public final class ArgumentLimits {
       Map<? extends TFieldIdEnum, FieldMetaData> meta = FieldMetaData.getStructMetaDataMap((Class) type);
       List<Field> fields = new ArrayList<>();
       for (Map.Entry<? extends TFieldIdEnum, FieldMetaData> f : meta.entrySet()) {
-        fields.add(new Field(f.getKey(), f.getKey().getFieldName(), f.getValue().valueMetaData));
+        String name = f.getKey().getFieldName();
+        FieldValueMetaData value = f.getValue().valueMetaData;
+        fields.add(new Field(f.getKey(), name, value, checked(name, value)));
       }
       return fields.toArray(new Field[0]);
     }
   };
 
+  /** Whether a limit applies to a value of this type in the field {@code field}. */
+  private static boolean checked(String field, FieldValueMetaData meta) {
+    if (meta == null || meta.isBinary()) return false; // binary: payloads, bounded by the body size
+    return switch (meta.type) {
+      case TType.STRING, TType.STRUCT, TType.LIST, TType.SET, TType.MAP -> true;
+      case TType.I32 -> PARTITION_ID_FIELDS.contains(field);
+      default -> false;
+    };
+  }
+
   /**
-   * Where a value is in the request (e.g. {@code messageBlocks[3].messageNumber}), spelled only
-   * when a limit is broken: a walk that finds nothing wrong builds no strings. The root is null.
+   * Where the walk is in the request (e.g. {@code messageBlocks[3].messageNumber}): one stack of
+   * steps per walk, spelled only when a limit is broken, so a walk that finds nothing wrong makes
+   * no object per value. A step is a field name, a list index, a map value (its key) or a map's key.
    */
-  private record Path(Path parent, String field, Object key, int index) {
-    static final int NONE = -1;
-    /** The {@link #field} of a map's key: spelled after the map's path. */
+  private static final class PathWalk {
+    /** The field name of a step that names a map's key: spelled after the map's path. */
     private static final String MAP_KEY = " key";
+    private String[] fields = new String[8];
+    private Object[] keys = new Object[8];
+    private int[] indexes = new int[8];
+    private int depth;
 
-    static Path field(Path parent, String name) {
-      return new Path(parent, name, null, NONE);
+    void field(String name) {
+      push(name, null, -1);
     }
 
-    static Path element(Path parent, int index) {
-      return new Path(parent, null, null, index);
+    void element(int index) {
+      push(null, null, index);
     }
 
-    static Path mapKey(Path parent) {
-      return new Path(parent, MAP_KEY, null, NONE);
+    void mapKey() {
+      push(MAP_KEY, null, -1);
     }
 
-    static Path mapValue(Path parent, Object key) {
-      return new Path(parent, null, key, NONE);
+    void mapValue(Object key) {
+      push(null, key, -1);
     }
 
-    static String text(Path p) {
-      return p == null ? "" : p.toString();
+    void pop() {
+      keys[--depth] = null;
     }
 
-    @Override
-    public String toString() {
-      String before = text(parent);
-      if (field == null) return before + "[" + (key != null ? key : Integer.toString(index)) + "]";
-      if (field.equals(MAP_KEY)) return before + field;
-      return before.isEmpty() ? field : before + "." + field;
+    private void push(String field, Object key, int index) {
+      if (depth == fields.length) {
+        fields = java.util.Arrays.copyOf(fields, 2 * depth);
+        keys = java.util.Arrays.copyOf(keys, 2 * depth);
+        indexes = java.util.Arrays.copyOf(indexes, 2 * depth);
+      }
+      fields[depth] = field;
+      keys[depth] = key;
+      indexes[depth] = index;
+      depth++;
+    }
+
+    String text() {
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < depth; i++) {
+        String field = fields[i];
+        if (field == null) {
+          sb.append('[').append(keys[i] != null ? keys[i] : Integer.toString(indexes[i])).append(']');
+        } else if (field == MAP_KEY) {
+          sb.append(field);
+        } else {
+          if (sb.length() > 0) sb.append('.');
+          sb.append(field);
+        }
+      }
+      return sb.toString();
     }
   }
 
   @SuppressWarnings("rawtypes")
-  private void checkStruct(Path path, TBase struct) throws GalaxyTalosException {
+  private void checkStruct(PathWalk path, TBase struct) throws GalaxyTalosException {
     for (Field f : FIELDS.get(struct.getClass())) {
-      if (!struct.isSet(f.id())) continue;
-      if (f.meta().isBinary()) continue; // the getter would copy the payload
-      check(Path.field(path, f.name()), f.name(), f.meta(), struct.getFieldValue(f.id()));
+      if (!f.checked() || !struct.isSet(f.id())) continue;
+      path.field(f.name());
+      check(path, f.name(), f.meta(), struct.getFieldValue(f.id()));
+      path.pop();
     }
   }
 
+  /** Checks {@code value}, whose step {@code path} ends with; a value of a type {@link #checked} refuses is not read. */
   @SuppressWarnings({"rawtypes", "unchecked"})
-  private void check(Path path, String field, FieldValueMetaData meta, Object value) throws GalaxyTalosException {
+  private void check(PathWalk path, String field, FieldValueMetaData meta, Object value) throws GalaxyTalosException {
     if (value == null) return;
     if (value instanceof String s) {
       boolean name = NAME_FIELDS.contains(field);
       int limit = name ? maxNameChars : maxStringChars;
       if (s.length() > limit) {
-        throw TalosErrors.invalidParams(Path.text(path) + " has " + s.length() + " characters; at most " + limit + " ("
+        throw TalosErrors.invalidParams(path.text() + " has " + s.length() + " characters; at most " + limit + " ("
             + (name ? ServerConfig.REQUEST_NAME_MAX_CHARS : ServerConfig.REQUEST_STRING_MAX_CHARS) + ")");
       }
     } else if (value instanceof Integer i) {
       if (PARTITION_ID_FIELDS.contains(field) && i < 0) {
-        throw TalosErrors.invalidParams(Path.text(path) + " is " + i + "; partition ids are 0 or more");
+        throw TalosErrors.invalidParams(path.text() + " is " + i + "; partition ids are 0 or more");
       }
     } else if (value instanceof TBase t) {
       checkStruct(path, t);
     } else if (value instanceof Map<?, ?> m) {
       checkSize(path, m.size(), maxMapEntries, ServerConfig.REQUEST_MAP_MAX_ENTRIES);
       MapMetaData mm = (MapMetaData) meta;
+      boolean keys = checked(field, mm.keyMetaData);
+      boolean values = checked(field, mm.valueMetaData);
+      if (!keys && !values) return;
       for (Map.Entry<?, ?> e : m.entrySet()) {
-        check(Path.mapKey(path), field, mm.keyMetaData, e.getKey());
-        check(Path.mapValue(path, e.getKey()), field, mm.valueMetaData, e.getValue());
+        if (keys) {
+          path.mapKey();
+          check(path, field, mm.keyMetaData, e.getKey());
+          path.pop();
+        }
+        if (values) {
+          path.mapValue(e.getKey());
+          check(path, field, mm.valueMetaData, e.getValue());
+          path.pop();
+        }
       }
     } else if (value instanceof Collection<?> c) {
       if (PARTITION_LIST_FIELDS.contains(field)) {
@@ -183,15 +237,19 @@ public final class ArgumentLimits {
       }
       FieldValueMetaData elem = meta instanceof ListMetaData l ? l.elemMetaData
           : meta instanceof SetMetaData s ? s.elemMetaData : null;
-      if (elem == null || elem.isBinary()) return;
+      if (!checked(field, elem)) return;
       int i = 0;
-      for (Object o : c) check(Path.element(path, i++), field, elem, o);
+      for (Object o : c) {
+        path.element(i++);
+        check(path, field, elem, o);
+        path.pop();
+      }
     }
   }
 
-  private static void checkSize(Path path, int size, int limit, String key) throws GalaxyTalosException {
+  private static void checkSize(PathWalk path, int size, int limit, String key) throws GalaxyTalosException {
     if (size > limit) {
-      throw TalosErrors.invalidParams(Path.text(path) + " has " + size + " entries; at most " + limit + " (" + key + ")");
+      throw TalosErrors.invalidParams(path.text() + " has " + size + " entries; at most " + limit + " (" + key + ")");
     }
   }
 

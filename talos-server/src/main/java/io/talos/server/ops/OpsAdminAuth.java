@@ -6,11 +6,8 @@ import io.talos.server.auth.Authenticator.AuthenticationException;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.MetadataException;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.server.Request;
 
 /**
@@ -48,10 +45,7 @@ public final class OpsAdminAuth {
 
   /** The admin credential that signed the request. */
   public Credential requireAdmin(Request request) throws Refused {
-    Map<String, List<String>> headers = new LinkedHashMap<>();
-    for (HttpField field : request.getHeaders()) {
-      headers.computeIfAbsent(field.getName(), k -> new ArrayList<>()).add(field.getValue());
-    }
+    Map<String, List<String>> headers = Authenticator.headersOf(request.getHeaders());
     Credential credential;
     try {
       Authenticator.Claim claim = authenticator.checkHeaders(headers);

@@ -267,4 +267,38 @@ class AuthenticatorTest {
     sign(expired, "Galaxy-V3", "TKID", "new-secret");
     assertEquals(401, status(expired, body), "the grace period is over");
   }
+
+  /** Only what the checks read is copied out of Jetty's fields; repeated names keep all values in order. */
+  @Test
+  void headersOfKeepsAuthorizationAndTheSignedHeadersOnly() throws Exception {
+    byte[] body = "body".getBytes(StandardCharsets.UTF_8);
+    Map<String, List<String>> h = headers(body, NOW_SECS);
+    sign(h, "Galaxy-V3", "TKID", "secret");
+    org.eclipse.jetty.http.HttpFields.Mutable fields = org.eclipse.jetty.http.HttpFields.build();
+    fields.add("Host", "127.0.0.1:8090");
+    h.forEach((name, values) -> values.forEach(v -> fields.add(name, v)));
+    fields.add("User-Agent", "x");
+    fields.add("X-Xiaomi-Extra", "a");
+    fields.add("Content-Length", "4");
+    fields.add("X-Xiaomi-Extra", "b");
+    fields.add("Date", "Sat, 22 Nov 2025 08:26:40 GMT");
+    Map<String, List<String>> kept = Authenticator.headersOf(fields);
+    assertEquals(List.of("Content-Type", "X-Xiaomi-Timestamp", "x-xiaomi-date", "X-Xiaomi-Content-MD5", "Authorization",
+        "X-Xiaomi-Extra", "Date"), List.copyOf(kept.keySet()));
+    assertEquals(List.of("a", "b"), kept.get("X-Xiaomi-Extra"));
+    // the kept headers verify as the whole set does (the extra x-xiaomi header is signed: sign again with it)
+    Map<String, List<String>> all = new LinkedHashMap<>(h);
+    all.remove("Authorization");
+    all.put("X-Xiaomi-Extra", List.of("a", "b"));
+    all.put("Date", List.of("Sat, 22 Nov 2025 08:26:40 GMT"));
+    sign(all, "Galaxy-V3", "TKID", "secret");
+    org.eclipse.jetty.http.HttpFields.Mutable signed = org.eclipse.jetty.http.HttpFields.build();
+    signed.add("Host", "127.0.0.1:8090");
+    all.forEach((name, values) -> values.forEach(v -> signed.add(name, v)));
+    Map<String, List<String>> fromFields = Authenticator.headersOf(signed);
+    Credential credential = authenticator.verifySignature(authenticator.checkHeaders(fromFields), "POST", "/v1/api/topic",
+        "id=1&type=x", fromFields);
+    authenticator.verifyBody(fromFields, credential, body, body.length);
+    assertEquals("alice", credential.ownerId());
+  }
 }
