@@ -28,7 +28,7 @@ import org.apache.thrift.transport.TMemoryInputTransport;
  * </ul>
  * Violations are {@link TProtocolException}s whose message names the limit and its config key.
  *
- * <p>Reading only; one instance per body. Not thread-safe.
+ * <p>Reading only; one body at a time ({@link #start}), by one thread. Not thread-safe.
  */
 final class BoundedCompactProtocol extends TCompactProtocol {
   static final String CONTAINER_KEY = "server.request.container.max.length";
@@ -44,6 +44,13 @@ final class BoundedCompactProtocol extends TCompactProtocol {
     this.in = in;
     this.maxContainerLength = maxContainerLength;
     this.maxDepth = maxDepth;
+  }
+
+  /** Starts reading {@code body[0, length)}: a decoder is reused body after body by its thread. */
+  void start(byte[] body, int length) {
+    in.reset(body, 0, length);
+    depth = 0;
+    reset(); // the protocol's own state (field-id stack) a failed read may have left behind
   }
 
   /** Bytes of the body not read yet. */

@@ -35,6 +35,13 @@ final class ThriftDispatcher {
   private final TConfiguration configuration;
   private final int maxContainerLength;
   private final int maxDepth;
+  private static final byte[] NO_BODY = new byte[0];
+  /**
+   * Each thread's decoder, reset for every body: a {@link org.apache.thrift.protocol.TCompactProtocol}
+   * allocates its scratch buffers when made, and a decoder and transport per request were a few
+   * percent of the server's garbage. It holds no body between calls.
+   */
+  private final ThreadLocal<BoundedCompactProtocol> decoders;
 
   /**
    * @param maxContainerLength most elements one list, set or map of a body may declare
@@ -49,6 +56,13 @@ final class ThriftDispatcher {
     this.configuration = new TConfiguration(maxMessageBytes, maxMessageBytes, maxDepth);
     this.maxContainerLength = maxContainerLength;
     this.maxDepth = maxDepth;
+    this.decoders = ThreadLocal.withInitial(() -> {
+      try {
+        return new BoundedCompactProtocol(new TMemoryInputTransport(configuration, NO_BODY), maxContainerLength, maxDepth);
+      } catch (org.apache.thrift.transport.TTransportException e) {
+        throw new IllegalStateException("cannot make a Thrift decoder", e);
+      }
+    });
   }
 
   /**
@@ -87,9 +101,9 @@ final class ThriftDispatcher {
   @SuppressWarnings("rawtypes")
   Call decode(byte[] body, int length, String expectedMethod) throws MalformedRequestException {
     TMessage message = null;
+    BoundedCompactProtocol in = decoders.get();
     try {
-      BoundedCompactProtocol in = new BoundedCompactProtocol(new TMemoryInputTransport(configuration, body, 0, length),
-          maxContainerLength, maxDepth);
+      in.start(body, length);
       message = in.readMessageBegin();
       if (message.type != TMessageType.CALL && message.type != TMessageType.ONEWAY) {
         throw new MalformedRequestException("Thrift message type " + message.type + " is not a call",
@@ -120,6 +134,8 @@ final class ThriftDispatcher {
       // read as null into a primitive); never a bug of ours reached through a valid body.
       throw new MalformedRequestException("corrupt Thrift compact body for " + serviceName + ": " + e,
           message == null ? null : message.name, message == null ? 0 : message.seqid, TApplicationException.PROTOCOL_ERROR);
+    } finally {
+      in.start(NO_BODY, 0);
     }
   }
 
