@@ -76,11 +76,15 @@ public final class ArgumentLimits {
 
   /** The first limit {@code args} (a generated {@code *_args} struct) breaks, or null. */
   GalaxyTalosException violation(TBase<?, ?> args) {
+    PathWalk path = WALKS.get();
+    path.clear();
     try {
-      checkStruct(new PathWalk(), args);
+      checkStruct(path, args);
       return null;
     } catch (GalaxyTalosException e) {
       return e;
+    } finally {
+      path.clear(); // holds no map key of this request
     }
   }
 
@@ -124,7 +128,10 @@ public final class ArgumentLimits {
    * Where the walk is in the request (e.g. {@code messageBlocks[3].messageNumber}): one stack of
    * steps per walk, spelled only when a limit is broken, so a walk that finds nothing wrong makes
    * no object per value. A step is a field name, a list index, a map value (its key) or a map's key.
+   * One per thread, reused walk after walk ({@link #WALKS}); not thread-safe.
    */
+  private static final ThreadLocal<PathWalk> WALKS = ThreadLocal.withInitial(PathWalk::new);
+
   private static final class PathWalk {
     /** The field name of a step that names a map's key: spelled after the map's path. */
     private static final String MAP_KEY = " key";
@@ -151,6 +158,12 @@ public final class ArgumentLimits {
 
     void pop() {
       keys[--depth] = null;
+    }
+
+    /** Empties the stack (a walk that threw left its steps behind). */
+    void clear() {
+      java.util.Arrays.fill(keys, 0, depth, null);
+      depth = 0;
     }
 
     private void push(String field, Object key, int index) {
