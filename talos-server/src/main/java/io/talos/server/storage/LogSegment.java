@@ -68,6 +68,17 @@ final class LogSegment {
   private final long epoch;
   private final TailCache cache;
   private final OffsetIndex index;
+  /**
+   * The last {@value #RECENT_BATCHES} published batches (slot = batch number modulo the length),
+   * each immutable: where every record of the tail starts, which the sparse index knows only every
+   * {@code indexIntervalBytes}. A consumer at the tail asks for the offset after its last read,
+   * the first record of one of these; from the index it read (and allocated a buffer for) up to an
+   * interval of records before it only to skip them. Written by the publishing thread, read by any
+   * reader; published records never change (see the class comment), so a slot is valid for good.
+   */
+  private final java.util.concurrent.atomic.AtomicReferenceArray<PublishedBatch> recent =
+      new java.util.concurrent.atomic.AtomicReferenceArray<>(RECENT_BATCHES);
+  private long publishedBatches;
   private final Durability durability;
   /** Why records between nextOffset and the next segment's base could not be read; else null. */
   private final String lostTail;
@@ -522,6 +533,9 @@ final class LogSegment {
   void publish(byte[] batch, long[] recordOffsets, int[] recordPositions, long batchNextOffset,
       long appendTimestampMs) {
     long start = validBytes;
+    if (recordOffsets.length > 0) {
+      recent.set((int) (publishedBatches++ % RECENT_BATCHES), new PublishedBatch(start, recordOffsets, recordPositions));
+    }
     cache.put(this, start, batch);
     for (int i = 0; i < recordOffsets.length; i++) {
       index.maybeAppend(recordOffsets[i], start + recordPositions[i]);
@@ -743,6 +757,29 @@ final class LogSegment {
     }
     throw new IOException("the lease of " + logPath + " (left open by a failed write) is being recovered;"
         + " its last block cannot be read until then, retry");
+  }
+
+  static final int RECENT_BATCHES = 4;
+
+  /** A published batch: its position in the file and its records' start offsets and positions within it. */
+  private record PublishedBatch(long start, long[] recordOffsets, int[] recordPositions) {}
+
+  /**
+   * Where to start reading for {@code offset}: the position of the last record starting at or
+   * before it, from the recent batches when one holds it, else from the sparse index (a record
+   * boundary at or before it either way).
+   */
+  long readStart(long offset) {
+    long fromIndex = index.lookup(offset);
+    for (int i = 0; i < RECENT_BATCHES; i++) {
+      PublishedBatch b = recent.get(i);
+      if (b == null || offset < b.recordOffsets()[0]) continue;
+      int r = java.util.Arrays.binarySearch(b.recordOffsets(), offset);
+      if (r < 0) r = -r - 2; // the last record starting before offset
+      long position = b.start() + b.recordPositions()[r];
+      if (position > fromIndex) fromIndex = position;
+    }
+    return fromIndex;
   }
 
   /** A cursor over the records from {@code position} (a record boundary) to {@code limit} bytes. */

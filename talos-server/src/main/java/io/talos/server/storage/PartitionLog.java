@@ -523,8 +523,13 @@ public final class PartitionLog implements Closeable, ReadablePartition {
 
       long first = writeOffset;
       byte[] batch = new byte[(int) batchBytes];
-      List<Long> offsetList = new ArrayList<>();
-      List<Integer> positionList = new ArrayList<>();
+      int records = 0;
+      for (int p = 0; p < puts.size(); p++) {
+        if (write[p]) records += puts.get(p).blocks().size();
+      }
+      long[] offsets = new long[records];
+      int[] positions = new int[records];
+      int record = 0;
       next = first;
       int pos = 0;
       for (int p = 0; p < puts.size(); p++) {
@@ -535,14 +540,12 @@ public final class PartitionLog implements Closeable, ReadablePartition {
           BlockToAppend b = put.blocks().get(i);
           RecordFormat.ProducerTag tag = put.idempotent()
               ? new RecordFormat.ProducerTag(put.producerId(), put.sequence(), n - 1 - i) : null;
-          offsetList.add(next);
-          positionList.add(pos);
+          offsets[record] = next;
+          positions[record++] = pos;
           pos += RecordFormat.encode(batch, pos, next, appendTimestampMs, b, tag);
           next = Math.addExact(next, b.messageCount());
         }
       }
-      long[] offsets = offsetList.stream().mapToLong(Long::longValue).toArray();
-      int[] positions = positionList.stream().mapToInt(Integer::intValue).toArray();
       try {
         seg.write(batch, nowMs);
       } catch (IOException | RuntimeException | Error e) {
@@ -901,7 +904,8 @@ public final class PartitionLog implements Closeable, ReadablePartition {
         throw new CorruptRecordException("offsets [" + prev.nextOffset() + ", " + seg.baseOffset() + ") of " + dir
             + " are lost: " + (prev.lostTail() != null ? prev.lostTail() : "no segment holds them"));
       }
-      LogSegment.RecordCursor c = seg.cursor(seg.index().lookup(target), seg.validBytes());
+      long limit = seg.validBytes();
+      LogSegment.RecordCursor c = seg.cursor(Math.min(seg.readStart(target), limit), limit);
       try {
         RecordFormat.Header h;
         while ((h = c.next()) != null) {

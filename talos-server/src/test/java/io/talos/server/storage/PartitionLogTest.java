@@ -796,4 +796,39 @@ class PartitionLogTest {
     assertEquals(0, f.get(10, java.util.concurrent.TimeUnit.SECONDS)[0].firstOffset());
     assertEquals(1, log.endOffset());
   }
+
+  /**
+   * A read at the tail starts at the record it asks for (the recent batches know where each
+   * starts), not at the sparse index entry before it; older offsets start at a record boundary at
+   * or before theirs. Every offset still reads back its own block.
+   */
+  @Test
+  void aTailReadStartsAtItsRecordNotAtTheIndexEntryBeforeIt() throws Exception {
+    PartitionLog log = open(LogConfig.builder().segmentBytes(1 << 20).indexIntervalBytes(4096).build());
+    for (int i = 0; i < 30; i++) fx.append(log, T0 + i, new int[] {1 + i % 3}, new int[] {100}); // one batch each
+    LogSegment seg = log.segments().get(log.segmentCount() - 1);
+    List<long[]> records = new ArrayList<>(); // {start offset, next offset, position}
+    LogSegment.RecordCursor c = seg.cursor(0, seg.validBytes());
+    RecordFormat.Header h;
+    while ((h = c.next()) != null) {
+      records.add(new long[] {h.startOffset(), h.nextOffset(), c.position()});
+      c.advance(h);
+    }
+    assertEquals(30, records.size());
+    for (int r = 0; r < records.size(); r++) {
+      long[] rec = records.get(r);
+      for (long o = rec[0]; o < rec[1]; o++) {
+        long start = seg.readStart(o);
+        if (r >= records.size() - LogSegment.RECENT_BATCHES) {
+          assertEquals(rec[2], start, "offset " + o + " of a recent batch starts at its record");
+        } else {
+          assertTrue(start <= rec[2] && start >= seg.index().lookup(o), "offset " + o + ": " + start);
+          assertTrue(records.stream().anyMatch(x -> x[2] == start), "a record boundary: " + start);
+        }
+      }
+    }
+    assertEquals(0, seg.readStart(0), "the first offset: the start of the file");
+    fx.assertEveryBlockReadable(log, 0);
+    fx.assertSequentialReadMatches(log, 0, 1, Integer.MAX_VALUE);
+  }
 }
