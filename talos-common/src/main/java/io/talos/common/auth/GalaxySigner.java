@@ -100,31 +100,45 @@ public final class GalaxySigner {
 
   /**
    * The {@code x-xiaomi-*} lines: sorted by lower-cased name, a name sent in several spellings
-   * ({@code X-Xiaomi-A} and {@code x-xiaomi-a}) as one line with all values in arrival order.
+   * ({@code X-Xiaomi-A} and {@code x-xiaomi-a}) as one line with all values in arrival order. A
+   * name is lower-cased as {@code toLowerCase(Locale.ROOT)} does; an ASCII name (every HTTP header
+   * name) is compared and written a character at a time instead of copied.
    */
   @SuppressWarnings("unchecked")
   private static void appendXiaomiHeaders(StringBuilder sb, Map<String, List<String>> headers) {
-    Map.Entry<String, List<String>>[] lines = null;
+    String[] names = null;
+    List<String>[] values = null;
     int n = 0;
     for (Map.Entry<String, List<String>> e : headers.entrySet()) {
       if (!isXiaomi(e.getKey())) continue;
-      if (lines == null) lines = new Map.Entry[headers.size()];
-      lines[n++] = e;
+      if (names == null) {
+        names = new String[headers.size()];
+        values = new List[headers.size()];
+      }
+      String name = e.getKey();
+      names[n] = isAscii(name) ? name : name.toLowerCase(java.util.Locale.ROOT);
+      values[n++] = e.getValue();
     }
     // insertion sort: a handful of lines; stable, so the spellings of one name keep arrival order
     for (int i = 1; i < n; i++) {
-      Map.Entry<String, List<String>> e = lines[i];
+      String name = names[i];
+      List<String> v = values[i];
       int j = i;
-      for (; j > 0 && compareLowerCase(lines[j - 1].getKey(), e.getKey()) > 0; j--) lines[j] = lines[j - 1];
-      lines[j] = e;
+      for (; j > 0 && compareLowerCase(names[j - 1], name) > 0; j--) {
+        names[j] = names[j - 1];
+        values[j] = values[j - 1];
+      }
+      names[j] = name;
+      values[j] = v;
     }
     for (int i = 0; i < n; ) {
-      String name = lines[i].getKey();
+      String name = names[i];
       for (int c = 0; c < name.length(); c++) sb.append(Character.toLowerCase(name.charAt(c)));
       sb.append(':');
       boolean firstValue = true;
-      for (; i < n && lines[i].getKey().equalsIgnoreCase(name); i++) {
-        for (String v : lines[i].getValue()) {
+      for (; i < n && compareLowerCase(names[i], name) == 0; i++) {
+        if (values[i] == null) continue;
+        for (String v : values[i]) {
           if (!firstValue) sb.append(',');
           sb.append(v);
           firstValue = false;
@@ -135,10 +149,40 @@ public final class GalaxySigner {
   }
 
   private static boolean isXiaomi(String name) {
-    return name.regionMatches(true, 0, "x-xiaomi-", 0, 9);
+    return startsWithLowerCase(name, "x-xiaomi-");
   }
 
-  /** As {@code a.toLowerCase().compareTo(b.toLowerCase())} for ASCII names, without the copies. */
+  private static boolean isAscii(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      if (s.charAt(i) >= 0x80) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Whether {@code name.toLowerCase(Locale.ROOT)} starts with {@code lower} (ASCII, lower case,
+   * no 'k'), without the copy: a character outside ASCII never lower-cases to one of these (only
+   * the Kelvin sign becomes ASCII 'k'; 'İ' becomes 'i' followed by a combining dot, which no
+   * prefix here continues with).
+   */
+  private static boolean startsWithLowerCase(String name, String lower) {
+    if (name.length() < lower.length()) return false;
+    for (int i = 0; i < lower.length(); i++) {
+      char c = name.charAt(i);
+      if (c >= 0x80 || Character.toLowerCase(c) != lower.charAt(i)) return false;
+    }
+    return true;
+  }
+
+  /** Whether {@code name.toLowerCase(Locale.ROOT)} equals {@code lower} (as for {@link #startsWithLowerCase}). */
+  private static boolean equalsLowerCase(String name, String lower) {
+    return name.length() == lower.length() && startsWithLowerCase(name, lower);
+  }
+
+  /**
+   * As {@code a.toLowerCase().compareTo(b.toLowerCase())} for names that are ASCII or already
+   * lower-cased, without the copies.
+   */
   private static int compareLowerCase(String a, String b) {
     int n = Math.min(a.length(), b.length());
     for (int i = 0; i < n; i++) {
@@ -154,8 +198,8 @@ public final class GalaxySigner {
    * {@code x-xiaomi-*} header, {@code content-md5}, {@code content-type} and {@code date}.
    */
   public static boolean isSigned(String name) {
-    return isXiaomi(name) || name.equalsIgnoreCase("content-md5")
-        || name.equalsIgnoreCase("content-type") || name.equalsIgnoreCase("date");
+    return isXiaomi(name) || equalsLowerCase(name, "content-md5")
+        || equalsLowerCase(name, "content-type") || equalsLowerCase(name, "date");
   }
 
   /**
@@ -223,6 +267,7 @@ public final class GalaxySigner {
    */
   private static byte[] hmacSha1(HmacState h, String secretKey, CharSequence s) {
     javax.crypto.Mac mac = h.mac;
+    boolean done = false;
     try {
       if (!secretKey.equals(h.key)) {
         h.key = null;
@@ -247,12 +292,16 @@ public final class GalaxySigner {
       }
       mac.update(buf, 0, n);
       mac.doFinal(h.digest, 0);
+      done = true;
       return h.digest;
     } catch (InvalidKeyException e) {
       throw new IllegalStateException("HmacSHA1 refused the key", e);
-    } catch (javax.crypto.ShortBufferException | RuntimeException e) {
-      h.key = null; // the next use initializes (and so resets) the Mac again
-      throw e instanceof RuntimeException r ? r : new IllegalStateException("HmacSHA1 failed", e);
+    } catch (javax.crypto.ShortBufferException e) {
+      throw new IllegalStateException("HmacSHA1 failed", e);
+    } finally {
+      // whatever stopped it half-way (an Error too) may have left bytes in the Mac: the next use
+      // initializes (and so resets) it again
+      if (!done) h.key = null;
     }
   }
 
@@ -344,7 +393,7 @@ public final class GalaxySigner {
    */
   private static String first(Map<String, List<String>> headers, String name) {
     for (Map.Entry<String, List<String>> e : headers.entrySet()) {
-      if (e.getValue().isEmpty() || !e.getKey().equalsIgnoreCase(name)) continue;
+      if (!equalsLowerCase(e.getKey(), name) || e.getValue() == null || e.getValue().isEmpty()) continue;
       String v = e.getValue().get(0);
       return v == null ? "" : v;
     }

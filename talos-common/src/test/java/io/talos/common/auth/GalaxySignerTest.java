@@ -184,4 +184,46 @@ class GalaxySignerTest {
     byte[] padded = "xxhelloyy".getBytes(StandardCharsets.UTF_8);
     assertEquals(full, GalaxySigner.contentSha256Hex(padded, 2, 5));
   }
+
+  /** Names are lower-cased as toLowerCase(Locale.ROOT) does, also outside ASCII (HTTP never sends such names). */
+  @Test
+  void namesOutsideAsciiAreLowerCasedAsTheJdkDoes() {
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("Host", null); // an unsigned header is not looked at
+    headers.put("X-X\u0130AOMI-A", List.of("dotted I")); // lower-cases to x-xi\u0307aomi-a: not x-xiaomi-
+    headers.put("x-x\u0131aomi-date", List.of("dotless i")); // neither an x-xiaomi line nor x-xiaomi-date
+    headers.put("date", List.of("D"));
+    headers.put("x-xiaomi-\u017f", List.of("long s")); // its own line, after x-xiaomi-s
+    headers.put("x-xiaomi-s", List.of("s"));
+    headers.put("X-XIAOMI-\u00c4", List.of("upper"));
+    headers.put("x-xiaomi-\u00e4", List.of("lower"));
+    assertEquals("POST\n\n\nD\nx-xiaomi-s:s\nx-xiaomi-\u00e4:upper,lower\nx-xiaomi-\u017f:long s\n/p",
+        GalaxySigner.stringToSign("POST", "/p", null, headers));
+  }
+
+  /** Whatever stops a signature half-way (an Error too) does not leave bytes behind for the next one. */
+  @Test
+  void aSignatureStoppedHalfWayLeavesNothingForTheNext() {
+    String expected = GalaxySigner.sign(SECRET, "abc");
+    CharSequence failing = new CharSequence() {
+      @Override
+      public int length() {
+        return 700;
+      }
+
+      @Override
+      public char charAt(int index) {
+        if (index == 650) throw new StackOverflowError("simulated");
+        return 'x';
+      }
+
+      @Override
+      public CharSequence subSequence(int start, int end) {
+        throw new UnsupportedOperationException();
+      }
+    };
+    org.junit.jupiter.api.Assertions.assertThrows(StackOverflowError.class, () -> GalaxySigner.sign(SECRET, failing));
+    assertEquals(expected, GalaxySigner.sign(SECRET, "abc"));
+    assertTrue(GalaxySigner.signatureMatches(SECRET, "abc", expected));
+  }
 }

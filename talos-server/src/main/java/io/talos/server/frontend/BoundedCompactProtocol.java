@@ -10,6 +10,7 @@ import org.apache.thrift.protocol.TProtocolException;
 import org.apache.thrift.protocol.TSet;
 import org.apache.thrift.protocol.TStruct;
 import org.apache.thrift.transport.TMemoryInputTransport;
+import org.apache.thrift.transport.TTransportException;
 
 /**
  * A {@link TCompactProtocol} reader for untrusted request bodies: nothing a body declares can make
@@ -46,11 +47,21 @@ final class BoundedCompactProtocol extends TCompactProtocol {
     this.maxDepth = maxDepth;
   }
 
-  /** Starts reading {@code body[0, length)}: a decoder is reused body after body by its thread. */
-  void start(byte[] body, int length) {
+  /**
+   * Starts reading {@code body[0, length)}: a decoder is reused body after body by its thread.
+   *
+   * @throws TTransportException if the body is larger than the transport's maximum message size
+   */
+  void start(byte[] body, int length) throws TTransportException {
     in.reset(body, 0, length);
+    in.updateKnownMessageSize(length); // as a transport made for this body does: checked against the maximum
     depth = 0;
     reset(); // the protocol's own state (field-id stack) a failed read may have left behind
+  }
+
+  /** Drops the body read last, so that the thread's decoder holds none between bodies. */
+  void release(byte[] empty) {
+    in.reset(empty, 0, 0);
   }
 
   /** Bytes of the body not read yet. */

@@ -135,7 +135,7 @@ final class ThriftDispatcher {
       throw new MalformedRequestException("corrupt Thrift compact body for " + serviceName + ": " + e,
           message == null ? null : message.name, message == null ? 0 : message.seqid, TApplicationException.PROTOCOL_ERROR);
     } finally {
-      in.start(NO_BODY, 0);
+      in.release(NO_BODY);
     }
   }
 
