@@ -68,7 +68,8 @@ public final class GalaxySigner {
   /**
    * Appends the string to sign to {@code sb} (see {@link #stringToSign}) and returns it. Copies
    * no header name or value: a server verifying every request builds it into a buffer it reuses.
-   * Header names are HTTP tokens (ASCII), lower-cased and compared a character at a time.
+   * ASCII header names (every HTTP header name) are lower-cased and compared a character at a
+   * time; others are lower-cased as {@code toLowerCase(Locale.ROOT)} does.
    *
    * @throws IllegalArgumentException if the query's {@code Expires} parameter is not a number
    */

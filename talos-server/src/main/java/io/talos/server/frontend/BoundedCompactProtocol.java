@@ -34,6 +34,8 @@ import org.apache.thrift.transport.TTransportException;
 final class BoundedCompactProtocol extends TCompactProtocol {
   static final String CONTAINER_KEY = "server.request.container.max.length";
   static final String DEPTH_KEY = "server.request.nesting.max.depth";
+  /** What a decoder reads between bodies: nothing. */
+  static final byte[] NO_BODY = new byte[0];
 
   private final TMemoryInputTransport in;
   private final int maxContainerLength;
@@ -60,8 +62,8 @@ final class BoundedCompactProtocol extends TCompactProtocol {
   }
 
   /** Drops the body read last, so that the thread's decoder holds none between bodies. */
-  void release(byte[] empty) {
-    in.reset(empty, 0, 0);
+  void release() {
+    in.reset(NO_BODY, 0, 0);
   }
 
   /** Bytes of the body not read yet. */

@@ -35,7 +35,6 @@ final class ThriftDispatcher {
   private final TConfiguration configuration;
   private final int maxContainerLength;
   private final int maxDepth;
-  private static final byte[] NO_BODY = new byte[0];
   /**
    * Each thread's decoder, reset for every body: a {@link org.apache.thrift.protocol.TCompactProtocol}
    * allocates its scratch buffers when made, and a decoder and transport per request were a few
@@ -58,7 +57,7 @@ final class ThriftDispatcher {
     this.maxDepth = maxDepth;
     this.decoders = ThreadLocal.withInitial(() -> {
       try {
-        return new BoundedCompactProtocol(new TMemoryInputTransport(configuration, NO_BODY), maxContainerLength, maxDepth);
+        return new BoundedCompactProtocol(new TMemoryInputTransport(configuration, BoundedCompactProtocol.NO_BODY), maxContainerLength, maxDepth);
       } catch (org.apache.thrift.transport.TTransportException e) {
         throw new IllegalStateException("cannot make a Thrift decoder", e);
       }
@@ -135,7 +134,7 @@ final class ThriftDispatcher {
       throw new MalformedRequestException("corrupt Thrift compact body for " + serviceName + ": " + e,
           message == null ? null : message.name, message == null ? 0 : message.seqid, TApplicationException.PROTOCOL_ERROR);
     } finally {
-      in.release(NO_BODY);
+      in.release();
     }
   }
 
