@@ -23,12 +23,15 @@ public final class ServerConfig extends TalosConfig {
   public static final String HTTP_THREADS_MAX = "server.http.threads.max";
   public static final String REQUEST_MAX_BYTES = "server.request.max.bytes";
   public static final String HTTP_IDLE_TIMEOUT_MS = "server.http.idle.timeout.ms";
+  public static final String HTTP_CONNECTIONS_MAX = "server.http.connections.max";
+  public static final String HTTP_HEADER_CACHE_SIZE = "server.http.header.cache.size";
   public static final String REQUEST_BODY_MIN_BYTES_PER_SEC = "server.request.body.min.bytes.per.sec";
   public static final String REQUEST_BODY_RATE_GRACE_MS = "server.request.body.rate.grace.ms";
   public static final String REQUEST_BODY_INFLIGHT_MAX_BYTES = "server.request.body.inflight.max.bytes";
   public static final String REQUEST_EARLY_ANSWER_DRAIN_MAX_BYTES = "server.request.early.answer.drain.max.bytes";
   public static final String OPS_PORT = "server.ops.port";
   public static final String OPS_THREADS_MAX = "server.ops.threads.max";
+  public static final String OPS_CONNECTIONS_MAX = "server.ops.connections.max";
   public static final String REQUEST_CONTAINER_MAX_LENGTH = "server.request.container.max.length";
   public static final String REQUEST_NESTING_MAX_DEPTH = "server.request.nesting.max.depth";
   public static final String REQUEST_NAME_MAX_CHARS = "request.name.max.chars";
@@ -189,6 +192,10 @@ public final class ServerConfig extends TalosConfig {
           "Largest request body accepted, in bytes; larger requests get HTTP 413.")
       .define(HTTP_IDLE_TIMEOUT_MS, Type.LONG, 30_000L, Validator.between(1000, 3_600_000),
           "A connection that sends nothing for this long (while its request body is expected, or idle between requests) is closed, in ms.")
+      .define(HTTP_CONNECTIONS_MAX, Type.INT, 10_000, Validator.between(1, 1_000_000),
+          "Most client connections open at once on the API listeners (HTTP and HTTPS together). At the limit the server stops accepting: a new connection waits in the listen backlog until one closes, and idle connections are cut after a tenth of server.http.idle.timeout.ms. The ops port has its own listener and still answers.")
+      .define(HTTP_HEADER_CACHE_SIZE, Type.INT, 0, Validator.between(0, 8192),
+          "Per-connection cache of repeated request header lines, in characters of the lines it holds; each character costs about 100 bytes of heap for as long as the connection stays open (an index sized for the whole capacity, built at the connection's second request). 0 disables it: the header lines are then parsed anew on every request, about half a kilobyte more short-lived garbage per request.")
       .define(REQUEST_BODY_MIN_BYTES_PER_SEC, Type.LONG, 16_384L, Validator.between(0, 1L << 30),
           "Slowest average rate a request body may arrive at, after the grace period; a slower body is answered HTTP 408 and its connection closed. 0 disables the check.")
       .define(REQUEST_BODY_RATE_GRACE_MS, Type.LONG, 2_000L, Validator.between(0, 600_000),
@@ -201,6 +208,8 @@ public final class ServerConfig extends TalosConfig {
           "Port of the separate ops listener (/ops/health, /ops/metrics) with its own threads, so that health checks answer while the API port is saturated; 0 picks a free port, -1 disables it (/ops/ on the API port always works).")
       .define(OPS_THREADS_MAX, Type.INT, 6, Validator.between(4, 64),
           "Threads of the ops listener (server.ops.port), its acceptor and selector included.")
+      .define(OPS_CONNECTIONS_MAX, Type.INT, 256, Validator.between(1, 100_000),
+          "Most connections open at once on the ops listener (server.ops.port); beyond it new ones wait in the listen backlog, as on the API listeners (server.http.connections.max).")
       .section("Request decoding and argument limits")
       .define(REQUEST_CONTAINER_MAX_LENGTH, Type.INT, 65_536, Validator.between(16, 16_777_216),
           "Most elements one list, set or map of a Thrift request body may declare (and never more than the body's remaining bytes); beyond it HTTP 400.")

@@ -92,6 +92,7 @@ import org.apache.hadoop.fs.Path;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -253,6 +254,9 @@ public final class TalosServer implements AutoCloseable {
       server = new Server(threads);
       HttpConfiguration http = new HttpConfiguration();
       http.setSendServerVersion(false);
+      // Jetty's per-connection header cache is an index sized for its whole capacity (~100 bytes
+      // per character), held as long as the connection: off by default (see the key's doc).
+      http.setHeaderCacheSize(config.getInt(ServerConfig.HTTP_HEADER_CACHE_SIZE));
       boolean tls = config.getInt(ServerConfig.TLS_PORT) >= 0;
       if (!config.getBoolean(ServerConfig.HTTP_ENABLED) && !tls) {
         throw new ConfigException(ServerConfig.HTTP_ENABLED + "=false needs TLS (" + ServerConfig.TLS_PORT
@@ -268,6 +272,14 @@ public final class TalosServer implements AutoCloseable {
         server.addConnector(connector);
       }
       if (tls) server.addConnector(TlsConnector.create(server, config, http));
+      // Every open connection holds heap (its parser, buffers, the request being read): their
+      // number is bounded. At the limit the connectors stop accepting (new connections wait in
+      // the backlog) and idle ones are cut sooner, so that the waiting ones get in.
+      NetworkConnectionLimit connectionLimit =
+          new NetworkConnectionLimit(config.getInt(ServerConfig.HTTP_CONNECTIONS_MAX), server);
+      connectionLimit.setEndPointIdleTimeout(Math.max(1000, config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS) / 10));
+      server.addBean(connectionLimit);
+      metrics.gauge("http.connections.open", () -> connectionLimit::getNetworkConnectionCount);
       HealthChecks healthChecks = healthChecks(config, store, partitionLogs);
       OpsHandlers opsHandlers = new OpsHandlers(config, clock, store, partitionLogs, topicDeletions, healthChecks,
           new OpsAdminAuth(authenticator, clock), clusterNode);
@@ -452,11 +464,15 @@ public final class TalosServer implements AutoCloseable {
     Server ops = new Server(threads);
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
+    http.setHeaderCacheSize(config.getInt(ServerConfig.HTTP_HEADER_CACHE_SIZE));
     ServerConnector connector = new ServerConnector(ops, 1, 1, new HttpConnectionFactory(http));
     connector.setHost(config.getString(ServerConfig.HOST));
     connector.setPort(port);
     connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
     ops.addConnector(connector);
+    NetworkConnectionLimit connectionLimit = new NetworkConnectionLimit(config.getInt(ServerConfig.OPS_CONNECTIONS_MAX), ops);
+    connectionLimit.setEndPointIdleTimeout(Math.max(1000, config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS) / 10));
+    ops.addBean(connectionLimit);
     ops.setHandler(opsHandlers.sequence());
     ops.setErrorHandler(new TalosErrorHandler(metrics));
     try {
