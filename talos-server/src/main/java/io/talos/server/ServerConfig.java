@@ -231,7 +231,7 @@ public final class ServerConfig extends TalosConfig {
       .define(AUTH_CLOCK_SKEW_FUTURE_MAX_MS, Type.LONG, 60_000L, Validator.atLeast(1000),
           "Largest amount a request's X-Xiaomi-Timestamp may lie ahead of the server clock, in ms; beyond it HTTP 412 with the server's timestamp.")
       .define(AUTH_REPLAY_MAX_ENTRIES, Type.INT, 200_000, Validator.between(1000, 100_000_000),
-          "Signatures of state-changing requests remembered to refuse replays (HTTP 409) while their timestamp is valid; About 24 bytes each (a 64-bit fingerprint and the timestamp in a ring, and an index of at most twice as many slots), in arrays that grow by doubling up to this size and are then reused. When full, the oldest remembered request is forgotten and requests signed at or before its timestamp are refused with HTTP 412 instead of risking a replay.")
+          "Signatures of state-changing requests remembered to refuse replays (HTTP 409) while their timestamp is valid; 8 to 16 bytes each (a 64-bit fingerprint in a primitive hash set per second). When full, the oldest timestamps are forgotten and requests at or before them are refused with HTTP 412 instead of risking a replay.")
       .define(ADMIN_CREDENTIAL_FILE, Type.STRING, "",
           null, "Where the admin credential created on first start is written (mode 0600); empty means DATA_DIR/admin-credential.properties.")
       .define(AUTH_CREDENTIAL_ROTATION_GRACE_MS, Type.LONG, 86_400_000L, Validator.atLeast(0),

@@ -29,11 +29,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * The replay guard's cost per state-changing request, in its steady state: requests signed in
  * the current second, the clock moving one second every {@code perSecond} requests, so that as
  * many seconds expire as begin and the guard stays full of the last {@code windowSeconds}.
- * {@code remember}: the server's guard (a 64-bit fingerprint and the timestamp per request in a
- * ring with an open-addressing index, arrays allocated once). Baseline {@code rememberStrings}: a
- * string {@code keyId:signature} per request in a hash set plus a list per second. Run with {@code
- * -prof gc}: the baseline's bytes per operation are objects that live as long as the window,
- * copied by young collections until promoted; the guard's are none.
+ * {@code remember}: the server's guard (a 64-bit fingerprint per request in a primitive set per
+ * second, reused once expired). Baseline {@code rememberStrings}: what it did before, a string
+ * {@code keyId:signature} per request in a hash set plus a list per second. Run with {@code -prof
+ * gc}: the baseline's bytes per operation are objects that live as long as the window, copied by
+ * young collections until promoted; the guard's are none.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
