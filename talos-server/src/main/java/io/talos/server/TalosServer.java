@@ -252,11 +252,7 @@ public final class TalosServer implements AutoCloseable {
       QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.HTTP_THREADS_MAX));
       threads.setName("talos-http");
       server = new Server(threads);
-      HttpConfiguration http = new HttpConfiguration();
-      http.setSendServerVersion(false);
-      // Jetty's per-connection header cache is an index sized for its whole capacity (~100 bytes
-      // per character), held as long as the connection: off by default (see the key's doc).
-      http.setHeaderCacheSize(config.getInt(ServerConfig.HTTP_HEADER_CACHE_SIZE));
+      HttpConfiguration http = httpConfiguration(config);
       boolean tls = config.getInt(ServerConfig.TLS_PORT) >= 0;
       if (!config.getBoolean(ServerConfig.HTTP_ENABLED) && !tls) {
         throw new ConfigException(ServerConfig.HTTP_ENABLED + "=false needs TLS (" + ServerConfig.TLS_PORT
@@ -272,13 +268,8 @@ public final class TalosServer implements AutoCloseable {
         server.addConnector(connector);
       }
       if (tls) server.addConnector(TlsConnector.create(server, config, http));
-      // Every open connection holds heap (its parser, buffers, the request being read): their
-      // number is bounded. At the limit the connectors stop accepting (new connections wait in
-      // the backlog) and idle ones are cut sooner, so that the waiting ones get in.
       NetworkConnectionLimit connectionLimit =
-          new NetworkConnectionLimit(config.getInt(ServerConfig.HTTP_CONNECTIONS_MAX), server);
-      connectionLimit.setEndPointIdleTimeout(Math.max(1000, config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS) / 10));
-      server.addBean(connectionLimit);
+          limitConnections(server, config.getInt(ServerConfig.HTTP_CONNECTIONS_MAX), config);
       metrics.gauge("http.connections.open", () -> connectionLimit::getNetworkConnectionCount);
       HealthChecks healthChecks = healthChecks(config, store, partitionLogs);
       OpsHandlers opsHandlers = new OpsHandlers(config, clock, store, partitionLogs, topicDeletions, healthChecks,
@@ -452,6 +443,31 @@ public final class TalosServer implements AutoCloseable {
   }
 
   /**
+   * The HTTP settings of both Jetty servers. Jetty's per-connection header cache is an index sized
+   * for its whole capacity (~100 bytes per character), held as long as the connection: off by
+   * default (see the key's doc).
+   */
+  private static HttpConfiguration httpConfiguration(ServerConfig config) {
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    http.setHeaderCacheSize(config.getInt(ServerConfig.HTTP_HEADER_CACHE_SIZE));
+    return http;
+  }
+
+  /**
+   * Bounds the open connections of all of {@code jetty}'s connectors: each holds heap (its parser,
+   * buffers, the request being read). At the limit the connectors stop accepting (new connections
+   * wait in the listen backlog) and idle ones are cut after a tenth of the idle timeout, so that
+   * the waiting ones get in.
+   */
+  private static NetworkConnectionLimit limitConnections(Server jetty, int max, ServerConfig config) {
+    NetworkConnectionLimit limit = new NetworkConnectionLimit(max, jetty);
+    limit.setEndPointIdleTimeout(Math.max(1000, config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS) / 10));
+    jetty.addBean(limit);
+    return limit;
+  }
+
+  /**
    * A second Jetty server for /ops/ only, with its own small thread pool, so that a health check
    * answers while the API's threads are all busy; /ops/ on the API port keeps working as before.
    * One acceptor and one selector: it serves a few monitoring requests.
@@ -462,17 +478,12 @@ public final class TalosServer implements AutoCloseable {
     QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.OPS_THREADS_MAX), 2);
     threads.setName("talos-ops");
     Server ops = new Server(threads);
-    HttpConfiguration http = new HttpConfiguration();
-    http.setSendServerVersion(false);
-    http.setHeaderCacheSize(config.getInt(ServerConfig.HTTP_HEADER_CACHE_SIZE));
-    ServerConnector connector = new ServerConnector(ops, 1, 1, new HttpConnectionFactory(http));
+    ServerConnector connector = new ServerConnector(ops, 1, 1, new HttpConnectionFactory(httpConfiguration(config)));
     connector.setHost(config.getString(ServerConfig.HOST));
     connector.setPort(port);
     connector.setIdleTimeout(config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS));
     ops.addConnector(connector);
-    NetworkConnectionLimit connectionLimit = new NetworkConnectionLimit(config.getInt(ServerConfig.OPS_CONNECTIONS_MAX), ops);
-    connectionLimit.setEndPointIdleTimeout(Math.max(1000, config.getLong(ServerConfig.HTTP_IDLE_TIMEOUT_MS) / 10));
-    ops.addBean(connectionLimit);
+    limitConnections(ops, config.getInt(ServerConfig.OPS_CONNECTIONS_MAX), config);
     ops.setHandler(opsHandlers.sequence());
     ops.setErrorHandler(new TalosErrorHandler(metrics));
     try {

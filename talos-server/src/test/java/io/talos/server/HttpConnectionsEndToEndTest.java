@@ -59,10 +59,14 @@ class HttpConnectionsEndToEndTest {
     return s;
   }
 
-  private static void exchange(Socket s, URI endpoint) throws IOException {
+  private static void send(Socket s, URI endpoint) throws IOException {
     OutputStream out = s.getOutputStream();
     out.write(healthRequest(endpoint));
     out.flush();
+  }
+
+  private static void exchange(Socket s, URI endpoint) throws IOException {
+    send(s, endpoint);
     assertEquals("HTTP/1.1 200 OK", readResponse(s.getInputStream()));
   }
 
@@ -95,17 +99,11 @@ class HttpConnectionsEndToEndTest {
           exchange(s, endpoint);
         }
         long perConnection = (heapUsedAfterGc() - before) / connections;
-        System.out.println("heap per idle keep-alive connection: " + perConnection + " B");
         assertTrue(perConnection < 24 * 1024, "heap per idle keep-alive connection: " + perConnection + " B");
       } finally {
         for (Socket s : sockets) s.close();
       }
     }
-  }
-
-  private static void send(Socket s, URI endpoint) throws IOException {
-    s.getOutputStream().write(healthRequest(endpoint));
-    s.getOutputStream().flush();
   }
 
   /** Whether the answer to a request already sent on {@code s} comes within {@code waitMs}. */
