@@ -5,6 +5,11 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -16,17 +21,51 @@ import java.util.regex.Pattern;
  * <p>A pause line ends with its duration, e.g. {@code [12.3s][info][gc] GC(7) Pause Young (Normal)
  * (G1 Evacuation Pause) 40M->9M(64M) 2.345ms}; G1's concurrent cycle lines ({@code Concurrent Mark
  * Cycle}) are not pauses and are not counted, its {@code Pause Remark} and {@code Pause Cleanup} are.
+ * A line that starts with the {@code utcmillis} decoration ({@code [2026-11-28T09:12:34.567+0000]},
+ * written when the pause ended) also says when the pause happened, so that a scenario can tell which
+ * of its late requests waited for one.
  *
  * <p>Not thread-safe.
  */
 final class GcLog {
   private static final Pattern PAUSE = Pattern.compile("\\bPause .* ([0-9]+(?:\\.[0-9]+)?)ms\\s*$");
+  private static final Pattern WALL_CLOCK = Pattern.compile("^\\[(\\d{4}-\\d\\d-\\d\\dT[0-9:.]+[+-]\\d{4})\\]");
+  private static final DateTimeFormatter UTC_MILLIS = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSZ");
+
+  /**
+   * One pause: when it ended (ms since the epoch, -1 when the line has no wall clock) and how long
+   * it took.
+   */
+  record Pause(long endMillis, double ms) {
+    /**
+     * Whether the pause and the interval [{@code fromMillis}, {@code toMillis}] share an instant,
+     * to the log's millisecond: a request in flight then waited for it.
+     */
+    boolean overlaps(long fromMillis, long toMillis) {
+      if (endMillis < 0) return false;
+      long start = endMillis - (long) Math.ceil(ms);
+      return start <= toMillis && fromMillis <= endMillis;
+    }
+  }
 
   /** Pauses in a part of the log. */
-  record Pauses(int count, double maxMs, double totalMs) {
+  record Pauses(int count, double maxMs, double totalMs, List<Pause> list) {
     String describe() {
       return count == 0 ? "no GC pause"
           : String.format(java.util.Locale.ROOT, "%d GC pauses, longest %.1f ms, %.1f ms in all", count, maxMs, totalMs);
+    }
+
+    /** Whether every pause says when it happened. */
+    boolean timed() {
+      return list.stream().allMatch(p -> p.endMillis() >= 0);
+    }
+
+    /** Whether a pause overlaps [{@code fromMillis}, {@code toMillis}]. */
+    boolean anyOverlaps(long fromMillis, long toMillis) {
+      for (Pause p : list) {
+        if (p.overlaps(fromMillis, toMillis)) return true;
+      }
+      return false;
     }
   }
 
@@ -51,7 +90,7 @@ final class GcLog {
 
   /** The pauses logged from byte {@code from} to the end. */
   Pauses pausesSince(long from) throws IOException {
-    if (!Files.exists(file)) return new Pauses(0, 0, 0);
+    if (!Files.exists(file)) return new Pauses(0, 0, 0, List.of());
     byte[] bytes;
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
       long start = Math.min(from, f.length());
@@ -64,17 +103,28 @@ final class GcLog {
 
   /** The pauses of the lines of {@code text}. */
   static Pauses parse(String text) {
-    int count = 0;
     double max = 0;
     double total = 0;
+    List<Pause> list = new ArrayList<>();
     for (String line : text.split("\n")) {
       Matcher m = PAUSE.matcher(line);
       if (!m.find()) continue;
       double ms = Double.parseDouble(m.group(1));
-      count++;
+      list.add(new Pause(endMillis(line), ms));
       max = Math.max(max, ms);
       total += ms;
     }
-    return new Pauses(count, max, total);
+    return new Pauses(list.size(), max, total, List.copyOf(list));
+  }
+
+  /** The line's {@code utcmillis} decoration in ms since the epoch, or -1. */
+  private static long endMillis(String line) {
+    Matcher m = WALL_CLOCK.matcher(line);
+    if (!m.find()) return -1;
+    try {
+      return OffsetDateTime.parse(m.group(1), UTC_MILLIS).toInstant().toEpochMilli();
+    } catch (DateTimeParseException e) {
+      return -1;
+    }
   }
 }

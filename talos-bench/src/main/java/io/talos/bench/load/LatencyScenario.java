@@ -6,6 +6,7 @@ import io.talos.client.consumer.SimpleConsumer;
 import io.talos.client.producer.SimpleProducer;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
@@ -48,8 +49,11 @@ final class LatencyScenario {
    * @param gc the server's GC pauses in the measured window, or null when not known
    * @param hiccups how late a thread of the generator woke, asking to wake every 1 ms, in the window
    * @param steal the CPU time the host took from this machine in the window (closed)
+   * @param latePutsInGcPause of the puts acknowledged after more than {@link #STALL_NANOS}, how many
+   *     were in flight during a GC pause of the server; -1 when not known
    */
-  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups, StealMeter steal) {}
+  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups, StealMeter steal,
+      long latePutsInGcPause) {}
 
   /** A put acknowledged later than this counts as a stall in the report. */
   static final long STALL_NANOS = 20_000_000L;
@@ -125,6 +129,7 @@ final class LatencyScenario {
     }
     if (kafka != null) {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)), Table.count(stalls(kafka.put)), "");
+      t.row(LATE_IN_GC, latePutsInGcPause(talos), latePutsInGcPause(kafka), "");
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
           "");
@@ -133,6 +138,7 @@ final class LatencyScenario {
       t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
     } else {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
+      t.row(LATE_IN_GC, latePutsInGcPause(talos));
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
       t.row(STOLEN, stolen(talos.steal, false));
@@ -147,7 +153,10 @@ final class LatencyScenario {
         + " over the CPUs); every thread on a stolen CPU stops at once, server and generator alike, so a run with"
         + " seconds of heavy steal was disturbed from outside.");
     if (talos.gc != null) {
-      ctx.report.text("Talos server GC in the measured window (-Xlog:gc): " + talos.gc.describe() + ".");
+      ctx.report.text("Talos server GC in the measured window (-Xlog:gc): " + talos.gc.describe() + ". A late put"
+          + " was in flight during a pause when the time from its intended send to its acknowledgement overlaps a"
+          + " pause of the server (its log gives each pause's end on the wall clock, to the millisecond); the other"
+          + " late puts waited for something else: a core, the generator, or the server's own work.");
     }
   }
 
@@ -159,6 +168,7 @@ final class LatencyScenario {
         : "busy poll: fetches again " + pollMicros + " µs after a fetch that found nothing";
   }
 
+  private static final String LATE_IN_GC = "of them, in flight during a server GC pause";
   private static final String STOLEN = "CPU stolen by the host in the window, ms (all CPUs)";
   private static final String STOLEN_WORST = "most stolen in one second, ms";
 
@@ -168,9 +178,62 @@ final class LatencyScenario {
     return Table.count(worst ? steal.worstPeriodMillis() : steal.totalMillis());
   }
 
+  private static String latePutsInGcPause(Figures f) {
+    return f.latePutsInGcPause < 0 ? "n/a" : Table.count(f.latePutsInGcPause);
+  }
+
   /** Values of {@code h} above {@link #STALL_NANOS}. */
   static long stalls(Histogram h) {
     return h.getTotalCount() - h.getCountBetweenValues(0, STALL_NANOS);
+  }
+
+  /**
+   * The send and acknowledgement times of the late puts (at most {@link #MAX}; the rest are counted
+   * by the histogram only), to be matched against the server's GC pauses, whose log has wall-clock
+   * times: a put's times are taken on the monotonic clock and placed on the wall clock by one
+   * reading of both, taken when the collector is made. Not thread-safe (the caller locks).
+   */
+  static final class LatePuts {
+    static final int MAX = 100_000;
+    private final long wallOriginMillis;
+    private final long nanoOrigin;
+    private long[] sent = new long[4096];
+    private long[] acked = new long[sent.length];
+    private int size;
+
+    LatePuts() {
+      this(System.currentTimeMillis(), System.nanoTime());
+    }
+
+    /** @param wallOriginMillis the wall clock at the monotonic instant {@code nanoOrigin} */
+    LatePuts(long wallOriginMillis, long nanoOrigin) {
+      this.wallOriginMillis = wallOriginMillis;
+      this.nanoOrigin = nanoOrigin;
+    }
+
+    void add(long sentNanos, long ackedNanos) {
+      if (size == MAX) return;
+      if (size == sent.length) {
+        sent = Arrays.copyOf(sent, Math.min(MAX, size * 2));
+        acked = Arrays.copyOf(acked, sent.length);
+      }
+      sent[size] = sentNanos;
+      acked[size] = ackedNanos;
+      size++;
+    }
+
+    /** How many of the puts were in flight while one of the pauses stopped the server. */
+    long countInFlightDuring(GcLog.Pauses pauses) {
+      long n = 0;
+      for (int i = 0; i < size; i++) {
+        if (pauses.anyOverlaps(wallMillis(sent[i]), wallMillis(acked[i]))) n++;
+      }
+      return n;
+    }
+
+    private long wallMillis(long nanos) {
+      return wallOriginMillis + Math.floorDiv(nanos - nanoOrigin, 1_000_000L);
+    }
   }
 
   private static Histogram histogram() {
@@ -196,6 +259,7 @@ final class LatencyScenario {
     byte[] template = BenchContext.payload(Math.max(8, size));
     Histogram put = histogram();
     Histogram e2e = histogram();
+    LatePuts late = new LatePuts();
     long warmupCount = (long) (warmupSeconds * rate);
     long total = warmupCount + (long) (seconds * rate);
     long interval = 1_000_000_000L / rate;
@@ -245,6 +309,7 @@ final class LatencyScenario {
           if (measured) {
             synchronized (put) {
               put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+              if (done - intended > STALL_NANOS) late.add(intended, done);
             }
           }
         } catch (RuntimeException e) {
@@ -270,7 +335,11 @@ final class LatencyScenario {
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal);
+    long inGc;
+    synchronized (put) {
+      inGc = gc != null && gc.timed() ? late.countInFlightDuring(gc) : -1;
+    }
+    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal, inGc);
   }
 
   /**
@@ -385,6 +454,6 @@ final class LatencyScenario {
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal);
+    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal, -1);
   }
 }

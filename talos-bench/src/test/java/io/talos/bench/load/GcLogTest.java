@@ -1,6 +1,8 @@
 package io.talos.bench.load;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,5 +43,38 @@ class GcLogTest {
   @Test
   void shouldSayWhenThereWasNoPause() {
     assertEquals("no GC pause", GcLog.parse("[1.0s][info][gc] Using G1\n").describe());
+  }
+
+  @Test
+  void shouldPlaceAPauseOnTheWallClockWhenTheLineSaysWhen() {
+    GcLog.Pauses p = GcLog.parse("""
+        [2026-11-28T09:00:00.000+0000][12.000s][info][gc] Using G1
+        [2026-11-28T09:00:01.050+0000][13.050s][info][gc] GC(4) Pause Young (Normal) (G1 Evacuation Pause) 331M->29M(512M) 19.600ms
+        """);
+    long end = java.time.Instant.parse("2026-11-28T09:00:01.050Z").toEpochMilli();
+
+    assertEquals(1, p.count());
+    assertTrue(p.timed());
+    assertEquals(end, p.list().get(0).endMillis());
+    assertTrue(p.anyOverlaps(end - 30, end - 15), "sent before the pause, acknowledged during it");
+    assertTrue(p.anyOverlaps(end - 5, end + 20), "sent during the pause");
+    assertFalse(p.anyOverlaps(end - 60, end - 21), "acknowledged before the pause began (20 ms before its end)");
+    assertFalse(p.anyOverlaps(end + 1, end + 40), "sent after it ended");
+    assertFalse(GcLog.parse(WINDOW).timed(), "uptime alone does not say when");
+  }
+
+  @Test
+  void shouldCountTheLatePutsInFlightDuringAPause() {
+    long wall = 1_000_000L;
+    long nano = 5_000_000_000L;
+    LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(wall, nano);
+    // a pause of 10 ms that ended 100 ms after the origin
+    GcLog.Pauses p = new GcLog.Pauses(1, 10, 10, java.util.List.of(new GcLog.Pause(wall + 100, 10)));
+    late.add(nano + 85_000_000L, nano + 110_000_000L); // waited through it
+    late.add(nano + 95_000_000L, nano + 120_000_000L); // sent during it
+    late.add(nano + 40_000_000L, nano + 65_000_000L); // before
+    late.add(nano + 130_000_000L, nano + 160_000_000L); // after
+
+    assertEquals(2, late.countInFlightDuring(p));
   }
 }
