@@ -5,9 +5,6 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -21,16 +18,17 @@ import java.util.regex.Pattern;
  * <p>A pause line ends with its duration, e.g. {@code [12.3s][info][gc] GC(7) Pause Young (Normal)
  * (G1 Evacuation Pause) 40M->9M(64M) 2.345ms}; G1's concurrent cycle lines ({@code Concurrent Mark
  * Cycle}) are not pauses and are not counted, its {@code Pause Remark} and {@code Pause Cleanup} are.
- * A line that starts with the {@code utcmillis} decoration ({@code [2026-11-28T09:12:34.567+0000]},
- * written when the pause ended) also says when the pause happened, so that a scenario can tell which
+ * A line decorated with {@code timemillis} ({@code [12.3s][1764320554567ms][info][gc] ...}: the wall
+ * clock in ms since the epoch when the pause ended) also says when the pause happened, so that a scenario can tell which
  * of its late requests waited for one.
  *
  * <p>Not thread-safe.
  */
 final class GcLog {
+  /** The decorations a server's GC log is written with ({@code -Xlog:gc:file=F:DECORATIONS}). */
+  static final String DECORATIONS = "timemillis,uptime,level,tags";
   private static final Pattern PAUSE = Pattern.compile("\\bPause .* ([0-9]+(?:\\.[0-9]+)?)ms\\s*$");
-  private static final Pattern WALL_CLOCK = Pattern.compile("^\\[(\\d{4}-\\d\\d-\\d\\dT[0-9:.]+[+-]\\d{4})\\]");
-  private static final DateTimeFormatter UTC_MILLIS = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSZ");
+  private static final Pattern WALL_CLOCK = Pattern.compile("^(?:\\[[^\\]]*\\])*?\\[(\\d{1,18})ms\\]");
 
   /**
    * One pause: when it ended (ms since the epoch, -1 when the line has no wall clock) and how long
@@ -117,14 +115,9 @@ final class GcLog {
     return new Pauses(list.size(), max, total, List.copyOf(list));
   }
 
-  /** The line's {@code utcmillis} decoration in ms since the epoch, or -1. */
+  /** The line's {@code timemillis} decoration (ms since the epoch), or -1. */
   private static long endMillis(String line) {
     Matcher m = WALL_CLOCK.matcher(line);
-    if (!m.find()) return -1;
-    try {
-      return OffsetDateTime.parse(m.group(1), UTC_MILLIS).toInstant().toEpochMilli();
-    } catch (DateTimeParseException e) {
-      return -1;
-    }
+    return m.find() ? Long.parseLong(m.group(1)) : -1;
   }
 }

@@ -64,7 +64,7 @@ final class TalosNode implements AutoCloseable {
     GcLog gcLog = null;
     if (jvmOptions.stream().noneMatch(o -> o.startsWith("-Xlog:gc"))) {
       gcLog = new GcLog(dataDir.resolveSibling(dataDir.getFileName() + ".gc.log"));
-      jvm.add("-Xlog:gc:file=" + gcLog.file() + ":utcmillis,uptime,level,tags");
+      jvm.add("-Xlog:gc:file=" + gcLog.file() + ":" + GcLog.DECORATIONS);
     }
     jvm.add("-Djdk.nio.maxCachedBufferSize=262144"); // as bin/talos server
     JvmProcess p = JvmProcess.start("talos-server", jvm, serverClasspath(talosHome),

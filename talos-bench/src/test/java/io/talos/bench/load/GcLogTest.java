@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -48,10 +49,10 @@ class GcLogTest {
   @Test
   void shouldPlaceAPauseOnTheWallClockWhenTheLineSaysWhen() {
     GcLog.Pauses p = GcLog.parse("""
-        [2026-11-28T09:00:00.000+0000][12.000s][info][gc] Using G1
-        [2026-11-28T09:00:01.050+0000][13.050s][info][gc] GC(4) Pause Young (Normal) (G1 Evacuation Pause) 331M->29M(512M) 19.600ms
+        [12.000s][1764320400000ms][info][gc] Using G1
+        [13.050s][1764320401050ms][info][gc] GC(4) Pause Young (Normal) (G1 Evacuation Pause) 331M->29M(512M) 19.600ms
         """);
-    long end = java.time.Instant.parse("2026-11-28T09:00:01.050Z").toEpochMilli();
+    long end = 1764320401050L;
 
     assertEquals(1, p.count());
     assertTrue(p.timed());
@@ -76,5 +77,32 @@ class GcLogTest {
     late.add(nano + 130_000_000L, nano + 160_000_000L); // after
 
     assertEquals(2, late.countInFlightDuring(p));
+  }
+
+  /** A JVM started with the server's decorations collects once; its log says when. */
+  @Test
+  void shouldReadWhenAPauseEndedFromARealJvmLog() throws Exception {
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    long before = System.currentTimeMillis();
+    Process p = new ProcessBuilder(javaBin, "-Xmx32m", "-XX:+UseG1GC", "-Xlog:gc:stdout:" + GcLog.DECORATIONS,
+        "-cp", System.getProperty("java.class.path"), Collect.class.getName()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), out);
+    long after = System.currentTimeMillis();
+
+    GcLog.Pauses pauses = GcLog.parse(out);
+
+    assertTrue(pauses.count() >= 1, out);
+    assertTrue(pauses.timed(), out);
+    for (GcLog.Pause pause : pauses.list()) {
+      assertTrue(pause.endMillis() >= before && pause.endMillis() <= after, out);
+    }
+  }
+
+  /** Main class of the JVM above. */
+  static final class Collect {
+    public static void main(String[] args) {
+      System.gc();
+    }
   }
 }
