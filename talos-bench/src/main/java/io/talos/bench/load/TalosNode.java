@@ -57,7 +57,9 @@ final class TalosNode implements AutoCloseable {
         "-Dquota.partition.put.bytes.per.sec=0", "-Dquota.partition.get.bytes.per.sec=0"));
     serverProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
     List<String> jvm = new ArrayList<>();
-    jvm.add("-XX:MaxGCPauseMillis=20"); // as bin/talos server; the options given may override it
+    // as bin/talos server; the options given may override them
+    jvm.add("-XX:MaxGCPauseMillis=20");
+    jvm.add("-XX:MaxTenuringThreshold=1");
     jvm.addAll(jvmOptions);
     jvm.add("-Dlog4j.configuration=log4j-server.properties");
     // GC pauses, one line each, so that a scenario can tell its stalls from collections (GcLog)
