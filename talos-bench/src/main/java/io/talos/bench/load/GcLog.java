@@ -19,14 +19,24 @@ import java.util.regex.Pattern;
  * (G1 Evacuation Pause) 40M->9M(64M) 2.345ms}; G1's concurrent cycle lines ({@code Concurrent Mark
  * Cycle}) are not pauses and are not counted, its {@code Pause Remark} and {@code Pause Cleanup} are.
  * A line decorated with {@code timemillis} ({@code [12.3s][1764320554567ms][info][gc] ...}: the wall
- * clock in ms since the epoch when the pause ended) also says when the pause happened, so that a scenario can tell which
- * of its late requests waited for one.
+ * clock in ms since the epoch when the pause ended) also says when the pause happened, so that a
+ * scenario can tell which of its late requests waited for one.
+ *
+ * <p>With {@code -Xlog:safepoint} as well, the log has a line for every stop of the JVM's threads
+ * (a safepoint), GC or not, with the time it took the threads to reach it: {@code [12.3s]
+ * [1764320554567ms][info][safepoint] Safepoint "G1CollectForAllocation", Time since last: 11251383339
+ * ns, Reaching safepoint: 143278 ns, Cleanup: 2116 ns, At safepoint: 3212345 ns, Total: 3357739
+ * ns}. A request waits for all of it, the reaching included, which the GC's own line leaves out.
  *
  * <p>Not thread-safe.
  */
 final class GcLog {
-  /** The decorations a server's GC log is written with ({@code -Xlog:gc:file=F:DECORATIONS}). */
+  /** The decorations a server's GC log is written with ({@code -Xlog:gc,safepoint:file=F:DECORATIONS}). */
   static final String DECORATIONS = "timemillis,uptime,level,tags";
+  /** A stop shorter than this is not a reason for a late request (there are several a second). */
+  static final double STOP_MIN_MS = 1.0;
+  private static final Pattern SAFEPOINT = Pattern.compile(
+      "\\bSafepoint \"([^\"]*)\",.*Reaching safepoint: (\\d+) ns,.*Total: (\\d+) ns");
   private static final Pattern PAUSE = Pattern.compile("\\bPause .* ([0-9]+(?:\\.[0-9]+)?)ms\\s*$");
   private static final Pattern WALL_CLOCK = Pattern.compile("^(?:\\[[^\\]]*\\])*?\\[(\\d{1,18})ms\\]");
 
@@ -35,6 +45,10 @@ final class GcLog {
    * it took.
    */
   record Pause(long endMillis, double ms) {
+    Pause {
+      if (ms < 0) throw new IllegalArgumentException("a pause of " + ms + " ms");
+    }
+
     /**
      * Whether the pause and the interval [{@code fromMillis}, {@code toMillis}] share an instant,
      * to the log's millisecond: a request in flight then waited for it.
@@ -46,22 +60,63 @@ final class GcLog {
     }
   }
 
-  /** Pauses in a part of the log. */
-  record Pauses(int count, double maxMs, double totalMs, List<Pause> list) {
+  /**
+   * One safepoint: the operation it was for, how long the threads took to reach it, and the whole
+   * stop (reaching included).
+   */
+  record Stop(String operation, double reachingMs, Pause pause) {
+    /** Whether it stopped the threads for a collection (G1's operations, or a requested GC). */
+    boolean gc() {
+      return operation.startsWith("G1") || operation.contains("GC") || operation.contains("Collect");
+    }
+  }
+
+  /**
+   * Pauses in a part of the log: the collections' own lines ({@code list}) and, when the log has
+   * them, every safepoint ({@code stops}, empty otherwise).
+   */
+  record Pauses(int count, double maxMs, double totalMs, List<Pause> list, List<Stop> stops) {
     String describe() {
-      return count == 0 ? "no GC pause"
+      String gc = count == 0 ? "no GC pause"
           : String.format(java.util.Locale.ROOT, "%d GC pauses, longest %.1f ms, %.1f ms in all", count, maxMs, totalMs);
+      if (stops.isEmpty()) return gc;
+      Stop other = stops.stream().filter(s -> !s.gc()).max(java.util.Comparator.comparingDouble(s -> s.pause().ms()))
+          .orElse(null);
+      double reaching = stops.stream().mapToDouble(Stop::reachingMs).max().orElse(0);
+      return gc + String.format(java.util.Locale.ROOT, "; %d safepoints, the longest wait to reach one %.1f ms, ",
+          stops.size(), reaching)
+          + (other == null ? "none but for GC"
+              : String.format(java.util.Locale.ROOT, "the longest not for GC %.1f ms (%s)", other.pause().ms(),
+                  other.operation()));
     }
 
     /** Whether every pause says when it happened. */
     boolean timed() {
-      return list.stream().allMatch(p -> p.endMillis() >= 0);
+      return list.stream().allMatch(p -> p.endMillis() >= 0)
+          && stops.stream().allMatch(s -> s.pause().endMillis() >= 0);
     }
 
-    /** Whether a pause overlaps [{@code fromMillis}, {@code toMillis}]. */
-    boolean anyOverlaps(long fromMillis, long toMillis) {
+    /**
+     * Whether a GC stopped the server during [{@code fromMillis}, {@code toMillis}]: one of its
+     * pauses, or the safepoint it took (with the wait to reach it) overlaps.
+     */
+    boolean gcOverlaps(long fromMillis, long toMillis) {
       for (Pause p : list) {
         if (p.overlaps(fromMillis, toMillis)) return true;
+      }
+      for (Stop s : stops) {
+        if (s.gc() && s.pause().overlaps(fromMillis, toMillis)) return true;
+      }
+      return false;
+    }
+
+    /**
+     * Whether a safepoint not for GC, of at least {@link #STOP_MIN_MS}, stopped the server during
+     * [{@code fromMillis}, {@code toMillis}].
+     */
+    boolean otherStopOverlaps(long fromMillis, long toMillis) {
+      for (Stop s : stops) {
+        if (!s.gc() && s.pause().ms() >= STOP_MIN_MS && s.pause().overlaps(fromMillis, toMillis)) return true;
       }
       return false;
     }
@@ -88,7 +143,7 @@ final class GcLog {
 
   /** The pauses logged from byte {@code from} to the end. */
   Pauses pausesSince(long from) throws IOException {
-    if (!Files.exists(file)) return new Pauses(0, 0, 0, List.of());
+    if (!Files.exists(file)) return new Pauses(0, 0, 0, List.of(), List.of());
     byte[] bytes;
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
       long start = Math.min(from, f.length());
@@ -104,7 +159,14 @@ final class GcLog {
     double max = 0;
     double total = 0;
     List<Pause> list = new ArrayList<>();
+    List<Stop> stops = new ArrayList<>();
     for (String line : text.split("\n")) {
+      Matcher sp = SAFEPOINT.matcher(line);
+      if (sp.find()) {
+        stops.add(new Stop(sp.group(1), Long.parseLong(sp.group(2)) / 1e6,
+            new Pause(endMillis(line), Long.parseLong(sp.group(3)) / 1e6)));
+        continue;
+      }
       Matcher m = PAUSE.matcher(line);
       if (!m.find()) continue;
       double ms = Double.parseDouble(m.group(1));
@@ -112,7 +174,7 @@ final class GcLog {
       max = Math.max(max, ms);
       total += ms;
     }
-    return new Pauses(list.size(), max, total, List.copyOf(list));
+    return new Pauses(list.size(), max, total, List.copyOf(list), List.copyOf(stops));
   }
 
   /** The line's {@code timemillis} decoration (ms since the epoch), or -1. */

@@ -49,11 +49,11 @@ final class LatencyScenario {
    * @param gc the server's GC pauses in the measured window, or null when not known
    * @param hiccups how late a thread of the generator woke, asking to wake every 1 ms, in the window
    * @param steal the CPU time the host took from this machine in the window (closed)
-   * @param latePutsInGcPause of the puts acknowledged after more than {@link #STALL_NANOS}, how many
-   *     were in flight during a GC pause of the server; -1 when not known
+   * @param late of the puts acknowledged after more than {@link #STALL_NANOS}, how many were in
+   *     flight during a stop of the server; null when not known
    */
   record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups, StealMeter steal,
-      long latePutsInGcPause) {}
+      LatePuts.Attribution late) {}
 
   /** A put acknowledged later than this counts as a stall in the report. */
   static final long STALL_NANOS = 20_000_000L;
@@ -129,7 +129,8 @@ final class LatencyScenario {
     }
     if (kafka != null) {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)), Table.count(stalls(kafka.put)), "");
-      t.row(LATE_IN_GC, latePutsInGcPause(talos), latePutsInGcPause(kafka), "");
+      t.row(LATE_IN_GC, lateIn(talos, true), lateIn(kafka, true), "");
+      t.row(LATE_IN_OTHER_STOP, lateIn(talos, false), lateIn(kafka, false), "");
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
           "");
@@ -138,7 +139,8 @@ final class LatencyScenario {
       t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
     } else {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
-      t.row(LATE_IN_GC, latePutsInGcPause(talos));
+      t.row(LATE_IN_GC, lateIn(talos, true));
+      t.row(LATE_IN_OTHER_STOP, lateIn(talos, false));
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
       t.row(STOLEN, stolen(talos.steal, false));
@@ -153,10 +155,11 @@ final class LatencyScenario {
         + " over the CPUs); every thread on a stolen CPU stops at once, server and generator alike, so a run with"
         + " seconds of heavy steal was disturbed from outside.");
     if (talos.gc != null) {
-      ctx.report.text("Talos server GC in the measured window (-Xlog:gc): " + talos.gc.describe() + ". A late put"
-          + " was in flight during a pause when the time from its intended send to its acknowledgement overlaps a"
-          + " pause of the server (its log gives each pause's end on the wall clock, to the millisecond); the other"
-          + " late puts waited for something else: a core, the generator, or the server's own work.");
+      ctx.report.text("Talos server stops in the measured window (-Xlog:gc,safepoint): " + talos.gc.describe()
+          + ". A late put was in flight during a stop when the time from its intended send to its acknowledgement"
+          + " overlaps it (the log gives each stop's end on the wall clock, to the millisecond, and a GC's stop"
+          + " includes the wait for every thread to reach it); the late puts in flight during none waited for"
+          + " something else: a core, the generator, or the server's own work.");
     }
   }
 
@@ -169,6 +172,7 @@ final class LatencyScenario {
   }
 
   private static final String LATE_IN_GC = "of them, in flight during a server GC pause";
+  private static final String LATE_IN_OTHER_STOP = "of the others, in flight during another stop of the server (1 ms or more)";
   private static final String STOLEN = "CPU stolen by the host in the window, ms (all CPUs)";
   private static final String STOLEN_WORST = "most stolen in one second, ms";
 
@@ -178,8 +182,9 @@ final class LatencyScenario {
     return Table.count(worst ? steal.worstPeriodMillis() : steal.totalMillis());
   }
 
-  private static String latePutsInGcPause(Figures f) {
-    return f.latePutsInGcPause < 0 ? "n/a" : Table.count(f.latePutsInGcPause);
+  private static String lateIn(Figures f, boolean gc) {
+    if (f.late == null || (!gc && !f.late.stopsKnown())) return "n/a";
+    return Table.count(gc ? f.late.inGcPause() : f.late.inOtherStop());
   }
 
   /** Values of {@code h} above {@link #STALL_NANOS}. */
@@ -222,13 +227,29 @@ final class LatencyScenario {
       size++;
     }
 
-    /** How many of the puts were in flight while one of the pauses stopped the server. */
-    long countInFlightDuring(GcLog.Pauses pauses) {
-      long n = 0;
+    /**
+     * How many late puts waited for a stop of the server.
+     *
+     * @param inGcPause in flight during a GC pause
+     * @param inOtherStop of the others, in flight during another safepoint of at least {@link
+     *     GcLog#STOP_MIN_MS}
+     * @param stopsKnown whether the log had the safepoints ({@code inOtherStop} is 0 otherwise)
+     */
+    record Attribution(long inGcPause, long inOtherStop, boolean stopsKnown) {}
+
+    Attribution attribute(GcLog.Pauses pauses) {
+      long gc = 0;
+      long other = 0;
       for (int i = 0; i < size; i++) {
-        if (pauses.anyOverlaps(wallMillis(sent[i]), wallMillis(acked[i]))) n++;
+        long from = wallMillis(sent[i]);
+        long to = wallMillis(acked[i]);
+        if (pauses.gcOverlaps(from, to)) {
+          gc++;
+        } else if (pauses.otherStopOverlaps(from, to)) {
+          other++;
+        }
       }
-      return n;
+      return new Attribution(gc, other, !pauses.stops().isEmpty());
     }
 
     private long wallMillis(long nanos) {
@@ -335,11 +356,11 @@ final class LatencyScenario {
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    long inGc;
+    LatePuts.Attribution attribution;
     synchronized (put) {
-      inGc = gc != null && gc.timed() ? late.countInFlightDuring(gc) : -1;
+      attribution = gc != null && gc.timed() ? late.attribute(gc) : null;
     }
-    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal, inGc);
+    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal, attribution);
   }
 
   /**
@@ -454,6 +475,6 @@ final class LatencyScenario {
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal, -1);
+    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal, null);
   }
 }

@@ -62,11 +62,11 @@ final class TalosNode implements AutoCloseable {
     jvm.add("-XX:MaxTenuringThreshold=1");
     jvm.addAll(jvmOptions);
     jvm.add("-Dlog4j.configuration=log4j-server.properties");
-    // GC pauses, one line each, so that a scenario can tell its stalls from collections (GcLog)
+    // GC pauses and safepoints, one line each, so that a scenario can tell its stalls from them (GcLog)
     GcLog gcLog = null;
     if (jvmOptions.stream().noneMatch(o -> o.startsWith("-Xlog:gc"))) {
       gcLog = new GcLog(dataDir.resolveSibling(dataDir.getFileName() + ".gc.log"));
-      jvm.add("-Xlog:gc:file=" + gcLog.file() + ":" + GcLog.DECORATIONS);
+      jvm.add("-Xlog:gc,safepoint:file=" + gcLog.file() + ":" + GcLog.DECORATIONS);
     }
     jvm.add("-Djdk.nio.maxCachedBufferSize=262144"); // as bin/talos server
     JvmProcess p = JvmProcess.start("talos-server", jvm, serverClasspath(talosHome),

@@ -50,17 +50,28 @@ class GcLogTest {
   void shouldPlaceAPauseOnTheWallClockWhenTheLineSaysWhen() {
     GcLog.Pauses p = GcLog.parse("""
         [12.000s][1764320400000ms][info][gc] Using G1
-        [13.050s][1764320401050ms][info][gc] GC(4) Pause Young (Normal) (G1 Evacuation Pause) 331M->29M(512M) 19.600ms
+        [13.050s][1764320401050ms][info][gc       ] GC(4) Pause Young (Normal) (G1 Evacuation Pause) 331M->29M(512M) 19.600ms
+        [13.050s][1764320401050ms][info][safepoint] Safepoint "G1CollectForAllocation", Time since last: 11251383339 ns, \
+        Reaching safepoint: 5143278 ns, Cleanup: 2116 ns, At safepoint: 19712345 ns, Total: 24857739 ns
+        [14.000s][1764320402000ms][info][safepoint] Safepoint "Cleanup", Time since last: 949000000 ns, \
+        Reaching safepoint: 3000000 ns, Cleanup: 69189 ns, At safepoint: 10991 ns, Total: 3080180 ns
         """);
     long end = 1764320401050L;
 
     assertEquals(1, p.count());
     assertTrue(p.timed());
     assertEquals(end, p.list().get(0).endMillis());
-    assertTrue(p.anyOverlaps(end - 30, end - 15), "sent before the pause, acknowledged during it");
-    assertTrue(p.anyOverlaps(end - 5, end + 20), "sent during the pause");
-    assertFalse(p.anyOverlaps(end - 60, end - 21), "acknowledged before the pause began (20 ms before its end)");
-    assertFalse(p.anyOverlaps(end + 1, end + 40), "sent after it ended");
+    assertEquals(2, p.stops().size());
+    assertEquals(5.143278, p.stops().get(0).reachingMs(), 1e-9);
+    assertTrue(p.stops().get(0).gc());
+    assertFalse(p.stops().get(1).gc());
+    assertTrue(p.gcOverlaps(end - 24, end - 22), "acknowledged while the threads were being stopped for it");
+    assertTrue(p.otherStopOverlaps(end + 948, end + 960), "the cleanup safepoint");
+    assertFalse(p.otherStopOverlaps(end - 30, end), "a GC is not another stop");
+    assertTrue(p.gcOverlaps(end - 30, end - 15), "sent before the pause, acknowledged during it");
+    assertTrue(p.gcOverlaps(end - 5, end + 20), "sent during the pause");
+    assertFalse(p.gcOverlaps(end - 60, end - 26), "acknowledged before the stop began (25 ms before its end)");
+    assertFalse(p.gcOverlaps(end + 1, end + 40), "sent after it ended");
     assertFalse(GcLog.parse(WINDOW).timed(), "uptime alone does not say when");
   }
 
@@ -70,21 +81,26 @@ class GcLogTest {
     long nano = 5_000_000_000L;
     LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(wall, nano);
     // a pause of 10 ms that ended 100 ms after the origin
-    GcLog.Pauses p = new GcLog.Pauses(1, 10, 10, java.util.List.of(new GcLog.Pause(wall + 100, 10)));
-    late.add(nano + 85_000_000L, nano + 110_000_000L); // waited through it
+    // and a safepoint of 3 ms, not for GC, that ended 200 ms after it; and one of 0.2 ms at 300 ms
+    GcLog.Pauses p = new GcLog.Pauses(1, 10, 10, java.util.List.of(new GcLog.Pause(wall + 100, 10)),
+        java.util.List.of(new GcLog.Stop("G1CollectForAllocation", 0.1, new GcLog.Pause(wall + 100, 10.1)),
+            new GcLog.Stop("HandshakeAllThreads", 2.5, new GcLog.Pause(wall + 200, 3)),
+            new GcLog.Stop("Cleanup", 0.1, new GcLog.Pause(wall + 300, 0.2))));
+    late.add(nano + 85_000_000L, nano + 110_000_000L); // waited through the GC
     late.add(nano + 95_000_000L, nano + 120_000_000L); // sent during it
     late.add(nano + 40_000_000L, nano + 65_000_000L); // before
-    late.add(nano + 130_000_000L, nano + 160_000_000L); // after
+    late.add(nano + 180_000_000L, nano + 205_000_000L); // through the other stop
+    late.add(nano + 290_000_000L, nano + 315_000_000L); // through a stop too short to count
 
-    assertEquals(2, late.countInFlightDuring(p));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, true), late.attribute(p));
   }
 
-  /** A JVM started with the server's decorations collects once; its log says when. */
+  /** A JVM logging as the benchmark's server does collects once; its log says when. */
   @Test
   void shouldReadWhenAPauseEndedFromARealJvmLog() throws Exception {
     String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     long before = System.currentTimeMillis();
-    Process p = new ProcessBuilder(javaBin, "-Xmx32m", "-XX:+UseG1GC", "-Xlog:gc:stdout:" + GcLog.DECORATIONS,
+    Process p = new ProcessBuilder(javaBin, "-Xmx32m", "-XX:+UseG1GC", "-Xlog:gc,safepoint:stdout:" + GcLog.DECORATIONS,
         "-cp", System.getProperty("java.class.path"), Collect.class.getName()).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertEquals(0, p.waitFor(), out);
@@ -97,6 +113,7 @@ class GcLogTest {
     for (GcLog.Pause pause : pauses.list()) {
       assertTrue(pause.endMillis() >= before && pause.endMillis() <= after, out);
     }
+    assertTrue(pauses.stops().stream().anyMatch(GcLog.Stop::gc), "the collection's safepoint: " + out);
   }
 
   /** Main class of the JVM above. */
