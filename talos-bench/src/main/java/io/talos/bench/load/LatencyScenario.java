@@ -51,9 +51,10 @@ final class LatencyScenario {
    * @param steal the CPU time the host took from this machine in the window (closed)
    * @param late of the puts acknowledged after more than {@link #STALL_NANOS}, how many were in
    *     flight during a stop of the server; null when not known
+   * @param lateBySecond the seconds of the window in which most late puts were sent, for the report
    */
   record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups, StealMeter steal,
-      LatePuts.Attribution late) {}
+      LatePuts.Attribution late, String lateBySecond) {}
 
   /** A put acknowledged later than this counts as a stall in the report. */
   static final long STALL_NANOS = 20_000_000L;
@@ -131,6 +132,7 @@ final class LatencyScenario {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)), Table.count(stalls(kafka.put)), "");
       t.row(LATE_IN_GC, lateIn(talos, true), lateIn(kafka, true), "");
       t.row(LATE_IN_OTHER_STOP, lateIn(talos, false), lateIn(kafka, false), "");
+      t.row(LATE_BY_SECOND, talos.lateBySecond, kafka.lateBySecond, "");
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
           "");
@@ -141,6 +143,7 @@ final class LatencyScenario {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
       t.row(LATE_IN_GC, lateIn(talos, true));
       t.row(LATE_IN_OTHER_STOP, lateIn(talos, false));
+      t.row(LATE_BY_SECOND, talos.lateBySecond);
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
       t.row(STOLEN, stolen(talos.steal, false));
@@ -172,6 +175,8 @@ final class LatencyScenario {
   }
 
   private static final String LATE_IN_GC = "of them, in flight during a server GC pause";
+  private static final String LATE_BY_SECOND = "late puts by second of the window they were sent in (the busiest "
+      + LatePuts.TOP_SECONDS + ")";
   private static final String LATE_IN_OTHER_STOP = "of the others, in flight during another stop of the server (1 ms or more)";
   private static final String STOLEN = "CPU stolen by the host in the window, ms (all CPUs)";
   private static final String STOLEN_WORST = "most stolen in one second, ms";
@@ -200,6 +205,7 @@ final class LatencyScenario {
    */
   static final class LatePuts {
     static final int MAX = 100_000;
+    static final int TOP_SECONDS = 3;
     private final long wallOriginMillis;
     private final long nanoOrigin;
     private long[] sent = new long[4096];
@@ -236,6 +242,23 @@ final class LatencyScenario {
      * @param stopsKnown whether the log had the safepoints ({@code inOtherStop} is 0 otherwise)
      */
     record Attribution(long inGcPause, long inOtherStop, boolean stopsKnown) {}
+
+    /**
+     * The {@link #TOP_SECONDS} seconds after {@code windowStartNanos} in which most late puts were
+     * sent, busiest first, e.g. {@code "12 s: 150, 25 s: 20, 3 s: 2"}; {@code "-"} when none was
+     * late. One stall of the server makes one busy second; late puts spread thin over the window
+     * are scheduling, not a stall.
+     */
+    String busiestSeconds(long windowStartNanos) {
+      if (size == 0) return "-";
+      java.util.Map<Long, Integer> bySecond = new java.util.TreeMap<>();
+      for (int i = 0; i < size; i++) bySecond.merge(Math.floorDiv(sent[i] - windowStartNanos, 1_000_000_000L), 1, Integer::sum);
+      return bySecond.entrySet().stream()
+          .sorted(java.util.Map.Entry.<Long, Integer>comparingByValue().reversed())
+          .limit(TOP_SECONDS)
+          .map(e -> e.getKey() + " s: " + e.getValue())
+          .collect(java.util.stream.Collectors.joining(", "));
+    }
 
     Attribution attribute(GcLog.Pauses pauses) {
       long gc = 0;
@@ -357,10 +380,12 @@ final class LatencyScenario {
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
     LatePuts.Attribution attribution;
+    String bySecond;
     synchronized (put) {
       attribution = gc != null && gc.timed() ? late.attribute(gc) : null;
+      bySecond = late.busiestSeconds(start);
     }
-    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal, attribution);
+    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal, attribution, bySecond);
   }
 
   /**
@@ -411,6 +436,7 @@ final class LatencyScenario {
     c.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "1");
     byte[] template = BenchContext.payload(Math.max(8, size));
     Histogram put = histogram();
+    LatePuts late = new LatePuts();
     Histogram e2e = histogram();
     long warmupCount = (long) (warmupSeconds * rate);
     long total = warmupCount + (long) (seconds * rate);
@@ -457,6 +483,7 @@ final class LatencyScenario {
             } else if (measured) {
               synchronized (put) {
                 put.recordValue(Math.min(done - intended, put.getHighestTrackableValue()));
+                if (done - intended > STALL_NANOS) late.add(intended, done);
               }
             }
           });
@@ -475,6 +502,10 @@ final class LatencyScenario {
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal, null);
+    String bySecond;
+    synchronized (put) {
+      bySecond = late.busiestSeconds(measureStart.get());
+    }
+    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal, null, bySecond);
   }
 }

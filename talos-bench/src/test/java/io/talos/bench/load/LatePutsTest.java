@@ -1,0 +1,41 @@
+package io.talos.bench.load;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LatePutsTest {
+  @Test
+  void shouldCountTheLatePutsInFlightDuringAPause() {
+    long wall = 1_000_000L;
+    long nano = 5_000_000_000L;
+    LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(wall, nano);
+    // a pause of 10 ms that ended 100 ms after the origin
+    // and a safepoint of 3 ms, not for GC, that ended 200 ms after it; and one of 0.2 ms at 300 ms
+    GcLog.Pauses p = new GcLog.Pauses(1, 10, 10, List.of(new GcLog.Pause(wall + 100, 10)),
+        List.of(new GcLog.Stop("G1CollectForAllocation", 0.1, new GcLog.Pause(wall + 100, 10.1)),
+            new GcLog.Stop("HandshakeAllThreads", 2.5, new GcLog.Pause(wall + 200, 3)),
+            new GcLog.Stop("Cleanup", 0.1, new GcLog.Pause(wall + 300, 0.2))));
+    late.add(nano + 85_000_000L, nano + 110_000_000L); // waited through the GC
+    late.add(nano + 95_000_000L, nano + 120_000_000L); // sent during it
+    late.add(nano + 40_000_000L, nano + 65_000_000L); // before
+    late.add(nano + 180_000_000L, nano + 205_000_000L); // through the other stop
+    late.add(nano + 290_000_000L, nano + 315_000_000L); // through a stop too short to count
+
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, true), late.attribute(p));
+  }
+
+  @Test
+  void shouldNameTheSecondsWithTheMostLatePuts() {
+    long nano = 7_000_000_000L;
+    LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(0, nano);
+    assertEquals("-", late.busiestSeconds(nano));
+    for (int i = 0; i < 5; i++) late.add(nano + 12_100_000_000L + i * 1_000_000L, nano + 12_300_000_000L);
+    for (int i = 0; i < 2; i++) late.add(nano + 25_000_000_000L, nano + 25_030_000_000L);
+    late.add(nano + 3_999_000_000L, nano + 4_030_000_000L);
+    late.add(nano + 29_000_000_000L, nano + 29_030_000_000L);
+
+    assertEquals("12 s: 5, 25 s: 2, 3 s: 1", late.busiestSeconds(nano));
+  }
+}
