@@ -75,10 +75,23 @@ final class GcLog {
    * Pauses in a part of the log: the collections' own lines ({@code list}) and, when the log has
    * them, every safepoint ({@code stops}, empty otherwise).
    */
-  record Pauses(int count, double maxMs, double totalMs, List<Pause> list, List<Stop> stops) {
+  record Pauses(List<Pause> list, List<Stop> stops) {
+    int count() {
+      return list.size();
+    }
+
+    double maxMs() {
+      return list.stream().mapToDouble(Pause::ms).max().orElse(0);
+    }
+
+    double totalMs() {
+      return list.stream().mapToDouble(Pause::ms).sum();
+    }
+
     String describe() {
-      String gc = count == 0 ? "no GC pause"
-          : String.format(java.util.Locale.ROOT, "%d GC pauses, longest %.1f ms, %.1f ms in all", count, maxMs, totalMs);
+      String gc = list.isEmpty() ? "no GC pause"
+          : String.format(java.util.Locale.ROOT, "%d GC pauses, longest %.1f ms, %.1f ms in all", count(), maxMs(),
+              totalMs());
       if (stops.isEmpty()) return gc;
       Stop other = stops.stream().filter(s -> !s.gc()).max(java.util.Comparator.comparingDouble(s -> s.pause().ms()))
           .orElse(null);
@@ -143,7 +156,7 @@ final class GcLog {
 
   /** The pauses logged from byte {@code from} to the end. */
   Pauses pausesSince(long from) throws IOException {
-    if (!Files.exists(file)) return new Pauses(0, 0, 0, List.of(), List.of());
+    if (!Files.exists(file)) return new Pauses(List.of(), List.of());
     byte[] bytes;
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
       long start = Math.min(from, f.length());
@@ -156,8 +169,6 @@ final class GcLog {
 
   /** The pauses of the lines of {@code text}. */
   static Pauses parse(String text) {
-    double max = 0;
-    double total = 0;
     List<Pause> list = new ArrayList<>();
     List<Stop> stops = new ArrayList<>();
     for (String line : text.split("\n")) {
@@ -169,12 +180,9 @@ final class GcLog {
       }
       Matcher m = PAUSE.matcher(line);
       if (!m.find()) continue;
-      double ms = Double.parseDouble(m.group(1));
-      list.add(new Pause(endMillis(line), ms));
-      max = Math.max(max, ms);
-      total += ms;
+      list.add(new Pause(endMillis(line), Double.parseDouble(m.group(1))));
     }
-    return new Pauses(list.size(), max, total, List.copyOf(list), List.copyOf(stops));
+    return new Pauses(List.copyOf(list), List.copyOf(stops));
   }
 
   /** The line's {@code timemillis} decoration (ms since the epoch), or -1. */

@@ -13,7 +13,7 @@ class LatePutsTest {
     LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(wall, nano);
     // a pause of 10 ms that ended 100 ms after the origin
     // and a safepoint of 3 ms, not for GC, that ended 200 ms after it; and one of 0.2 ms at 300 ms
-    GcLog.Pauses p = new GcLog.Pauses(1, 10, 10, List.of(new GcLog.Pause(wall + 100, 10)),
+    GcLog.Pauses p = new GcLog.Pauses(List.of(new GcLog.Pause(wall + 100, 10)),
         List.of(new GcLog.Stop("G1CollectForAllocation", 0.1, new GcLog.Pause(wall + 100, 10.1)),
             new GcLog.Stop("HandshakeAllThreads", 2.5, new GcLog.Pause(wall + 200, 3)),
             new GcLog.Stop("Cleanup", 0.1, new GcLog.Pause(wall + 300, 0.2))));
