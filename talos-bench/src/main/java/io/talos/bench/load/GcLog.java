@@ -2,6 +2,7 @@ package io.talos.bench.load;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,11 +10,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.management.JMException;
+import javax.management.ObjectName;
 
 /**
- * The server's GC log ({@code -Xlog:gc}, unified logging, one line per collection): the
- * stop-the-world pauses written after a given position of the file, so that a scenario can count
- * those of its measurement window only (note {@link #position()} when the window starts).
+ * A JVM's GC log ({@code -Xlog:gc}, unified logging, one line per collection): the server's, or
+ * the load generator's own ({@link #startInThisJvm}). Reads the stop-the-world pauses written
+ * after a given position of the file, so that a scenario can count those of its measurement window
+ * only (note {@link #position()} when the window starts).
  *
  * <p>A pause line ends with its duration, e.g. {@code [12.3s][info][gc] GC(7) Pause Young (Normal)
  * (G1 Evacuation Pause) 40M->9M(64M) 2.345ms}; G1's concurrent cycle lines ({@code Concurrent Mark
@@ -133,12 +137,41 @@ final class GcLog {
       }
       return false;
     }
+
+    /**
+     * Whether any stop of at least {@link #STOP_MIN_MS}, a collection or another safepoint,
+     * overlaps [{@code fromMillis}, {@code toMillis}].
+     */
+    boolean anyStopOverlaps(long fromMillis, long toMillis) {
+      for (Pause p : list) {
+        if (p.ms() >= STOP_MIN_MS && p.overlaps(fromMillis, toMillis)) return true;
+      }
+      for (Stop s : stops) {
+        if (s.pause().ms() >= STOP_MIN_MS && s.pause().overlaps(fromMillis, toMillis)) return true;
+      }
+      return false;
+    }
   }
 
   private final Path file;
 
   GcLog(Path file) {
     this.file = file;
+  }
+
+  /**
+   * Starts logging this JVM's collections and safepoints to {@code file}, with {@link
+   * #DECORATIONS}, as {@code jcmd PID VM.log} would (the JVM's diagnostic command, through its
+   * MBean): the generator's own stops delay the sends and acknowledgements it times, whatever the
+   * server does. Logging goes on until the JVM exits.
+   *
+   * @throws JMException if this JVM has no such command (not HotSpot) or refused it
+   */
+  static GcLog startInThisJvm(Path file) throws JMException {
+    ManagementFactory.getPlatformMBeanServer().invoke(new ObjectName("com.sun.management:type=DiagnosticCommand"),
+        "vmLog", new Object[] {new String[] {"output=" + file.toAbsolutePath(), "what=gc,safepoint",
+            "decorators=" + DECORATIONS}}, new String[] {String[].class.getName()});
+    return new GcLog(file);
   }
 
   Path file() {

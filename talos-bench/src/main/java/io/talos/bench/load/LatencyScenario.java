@@ -47,14 +47,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 final class LatencyScenario {
   /**
    * @param gc the server's GC pauses in the measured window, or null when not known
+   * @param generator the generator JVM's own stops in the measured window, or null when not known
    * @param hiccups how late a thread of the generator woke, asking to wake every 1 ms, in the window
    * @param steal the CPU time the host took from this machine in the window (closed)
    * @param late of the puts acknowledged after more than {@link #STALL_NANOS}, how many were in
-   *     flight during a stop of the server; null when not known
+   *     flight during a stop of the server or of the generator
    * @param lateBySecond the seconds of the window in which most late puts were sent, for the report
    */
-  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, Histogram hiccups, StealMeter steal,
-      LatePuts.Attribution late, String lateBySecond) {}
+  record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, GcLog.Pauses generator,
+      Histogram hiccups, StealMeter steal, LatePuts.Attribution late, String lateBySecond) {}
 
   /** A put acknowledged later than this counts as a stall in the report. */
   static final long STALL_NANOS = 20_000_000L;
@@ -90,6 +91,7 @@ final class LatencyScenario {
         rate, size,
         SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, consumerText(longPollMs, pollMicros),
         durabilityText(ctx)));
+    GcLog generatorLog = generatorLog(ctx);
     Figures talos;
     Figures kafka = null;
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
@@ -98,7 +100,7 @@ final class LatencyScenario {
       // set when the measured window starts (after the warm-up has drained); profiled from then
       AtomicLong measureStart = new AtomicLong(Long.MAX_VALUE);
       try (AutoCloseable profile = ctx.profile(node, "s4-latency", measureStart::get, seconds)) {
-        talos = talos(ctx, client, node.gcLog(), rate, size, warmupSeconds, seconds, longPollMs, pollMicros, inflight,
+        talos = talos(ctx, client, node.gcLog(), generatorLog, rate, size, warmupSeconds, seconds, longPollMs, pollMicros, inflight,
             measureStart);
       }
       ctx.report.memory("4 latency", "Talos", node.memory());
@@ -106,7 +108,7 @@ final class LatencyScenario {
     if (ctx.kafka) {
       try (KafkaNode node = ctx.startKafka()) {
         node.process().memory().resetPeaks();
-        kafka = kafka(ctx, node, rate, size, warmupSeconds, seconds);
+        kafka = kafka(ctx, node, generatorLog, rate, size, warmupSeconds, seconds);
         ctx.report.memory("5 (4 on Kafka)", "Kafka", node.process().memory().snapshot());
       }
     }
@@ -132,6 +134,7 @@ final class LatencyScenario {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)), Table.count(stalls(kafka.put)), "");
       t.row(LATE_IN_GC, lateIn(talos, true), lateIn(kafka, true), "");
       t.row(LATE_IN_OTHER_STOP, lateIn(talos, false), lateIn(kafka, false), "");
+      t.row(LATE_IN_GENERATOR_STOP, lateInGenerator(talos), lateInGenerator(kafka), "");
       t.row(LATE_BY_SECOND, talos.lateBySecond, kafka.lateBySecond, "");
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
@@ -143,6 +146,7 @@ final class LatencyScenario {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
       t.row(LATE_IN_GC, lateIn(talos, true));
       t.row(LATE_IN_OTHER_STOP, lateIn(talos, false));
+      t.row(LATE_IN_GENERATOR_STOP, lateInGenerator(talos));
       t.row(LATE_BY_SECOND, talos.lateBySecond);
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
@@ -161,8 +165,14 @@ final class LatencyScenario {
       ctx.report.text("Talos server stops in the measured window (-Xlog:gc,safepoint): " + talos.gc.describe()
           + ". A late put was in flight during a stop when the time from its intended send to its acknowledgement"
           + " overlaps it (the log gives each stop's end on the wall clock, to the millisecond, and a GC's stop"
-          + " includes the wait for every thread to reach it); the late puts in flight during none waited for"
-          + " something else: a core, the generator, or the server's own work.");
+          + " includes the wait for every thread to reach it).");
+    }
+    if (talos.generator != null) {
+      ctx.report.text("Generator stops in the measured window (its own -Xlog:gc,safepoint): Talos "
+          + talos.generator.describe() + (kafka != null && kafka.generator != null ? "; Kafka "
+          + kafka.generator.describe() : "") + ". The generator's JVM times the puts: while it is stopped, no put is"
+          + " sent and no acknowledgement is taken, whatever the server does. The late puts in flight during no stop"
+          + " of either waited for something else: a core, or the server's own work.");
     }
   }
 
@@ -178,6 +188,8 @@ final class LatencyScenario {
   private static final String LATE_BY_SECOND = "late puts by second of the window they were sent in (the busiest "
       + LatePuts.TOP_SECONDS + ")";
   private static final String LATE_IN_OTHER_STOP = "of the others, in flight during another stop of the server (1 ms or more)";
+  private static final String LATE_IN_GENERATOR_STOP =
+      "of the others, in flight during a stop of the generator's JVM (1 ms or more)";
   private static final String STOLEN = "CPU stolen by the host in the window, ms (all CPUs)";
   private static final String STOLEN_WORST = "most stolen in one second, ms";
 
@@ -188,8 +200,25 @@ final class LatencyScenario {
   }
 
   private static String lateIn(Figures f, boolean gc) {
-    if (f.late == null || (!gc && !f.late.stopsKnown())) return "n/a";
-    return Table.count(gc ? f.late.inGcPause() : f.late.inOtherStop());
+    return count(gc ? f.late.inGcPause() : f.late.inOtherStop());
+  }
+
+  private static String lateInGenerator(Figures f) {
+    return count(f.late.inGeneratorStop());
+  }
+
+  private static String count(long countOrUnknown) {
+    return countOrUnknown < 0 ? "n/a" : Table.count(countOrUnknown);
+  }
+
+  /** This JVM's own GC log, started now in the work directory; null (and said in the report) if it cannot be. */
+  private static GcLog generatorLog(BenchContext ctx) {
+    try {
+      return GcLog.startInThisJvm(ctx.workDir.resolve("generator-gc.log"));
+    } catch (javax.management.JMException | RuntimeException e) {
+      ctx.report.text("_The generator's own GC log could not be started (" + e + "); its stops are not counted._");
+      return null;
+    }
   }
 
   /** Values of {@code h} above {@link #STALL_NANOS}. */
@@ -234,14 +263,17 @@ final class LatencyScenario {
     }
 
     /**
-     * How many late puts waited for a stop of the server.
+     * How many late puts waited for a stop of the server or of the generator; each is counted
+     * once, in the first that applies. -1 where not known (no timed log, or a log without its
+     * safepoints).
      *
-     * @param inGcPause in flight during a GC pause
-     * @param inOtherStop of the others, in flight during another safepoint of at least {@link
-     *     GcLog#STOP_MIN_MS}
-     * @param stopsKnown whether the log had the safepoints ({@code inOtherStop} is 0 otherwise)
+     * @param inGcPause in flight during a GC pause of the server
+     * @param inOtherStop of the others, in flight during another safepoint of the server of at
+     *     least {@link GcLog#STOP_MIN_MS}
+     * @param inGeneratorStop of the others, in flight during a stop of the generator's JVM (a
+     *     collection or a safepoint) of at least {@link GcLog#STOP_MIN_MS}
      */
-    record Attribution(long inGcPause, long inOtherStop, boolean stopsKnown) {}
+    record Attribution(long inGcPause, long inOtherStop, long inGeneratorStop) {}
 
     /**
      * The {@link #TOP_SECONDS} seconds after {@code windowStartNanos} in which most late puts were
@@ -260,19 +292,29 @@ final class LatencyScenario {
           .collect(java.util.stream.Collectors.joining(", "));
     }
 
-    Attribution attribute(GcLog.Pauses pauses) {
+    /**
+     * @param server the server's stops in the window, or null when not known
+     * @param generator the generator's stops in the window, or null when not known
+     */
+    Attribution attribute(GcLog.Pauses server, GcLog.Pauses generator) {
+      boolean serverKnown = server != null && server.timed();
+      boolean serverStopsKnown = serverKnown && !server.stops().isEmpty();
+      boolean generatorKnown = generator != null && generator.timed();
       long gc = 0;
       long other = 0;
+      long inGenerator = 0;
       for (int i = 0; i < size; i++) {
         long from = wallMillis(sent[i]);
         long to = wallMillis(acked[i]);
-        if (pauses.gcOverlaps(from, to)) {
+        if (serverKnown && server.gcOverlaps(from, to)) {
           gc++;
-        } else if (pauses.otherStopOverlaps(from, to)) {
+        } else if (serverStopsKnown && server.otherStopOverlaps(from, to)) {
           other++;
+        } else if (generatorKnown && generator.anyStopOverlaps(from, to)) {
+          inGenerator++;
         }
       }
-      return new Attribution(gc, other, !pauses.stops().isEmpty());
+      return new Attribution(serverKnown ? gc : -1, serverStopsKnown ? other : -1, generatorKnown ? inGenerator : -1);
     }
 
     private long wallMillis(long nanos) {
@@ -294,7 +336,8 @@ final class LatencyScenario {
     return ByteBuffer.wrap(payload).getLong(0);
   }
 
-  private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, int rate, int size, double warmupSeconds,
+  private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, GcLog generatorLog, int rate, int size,
+      double warmupSeconds,
       double seconds, long longPollMs, long pollMicros, int inflight, AtomicLong measureStart) throws Exception {
     String topic = "s4-latency";
     client.admin().createTopic(topic, 1);
@@ -370,6 +413,7 @@ final class LatencyScenario {
     HiccupMeter hiccups = new HiccupMeter(start, "s4-talos-hiccups");
     StealMeter steal = new StealMeter("s4-talos-steal");
     long gcFrom = gcLog != null ? gcLog.position() : -1;
+    long generatorFrom = generatorLog != null ? generatorLog.position() : -1;
     sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
     senders.shutdown();
     senders.awaitTermination(60, TimeUnit.SECONDS);
@@ -379,13 +423,14 @@ final class LatencyScenario {
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
+    GcLog.Pauses generator = generatorFrom >= 0 ? generatorLog.pausesSince(generatorFrom) : null;
     LatePuts.Attribution attribution;
     String bySecond;
     synchronized (put) {
-      attribution = gc != null && gc.timed() ? late.attribute(gc) : null;
+      attribution = late.attribute(gc, generator);
       bySecond = late.busiestSeconds(start);
     }
-    return new Figures(put, e2e, put.getTotalCount(), gc, hiccups.lateness(), steal, attribution, bySecond);
+    return new Figures(put, e2e, put.getTotalCount(), gc, generator, hiccups.lateness(), steal, attribution, bySecond);
   }
 
   /**
@@ -418,8 +463,8 @@ final class LatencyScenario {
     }
   }
 
-  private static Figures kafka(BenchContext ctx, KafkaNode node, int rate, int size, double warmupSeconds,
-      double seconds) throws Exception {
+  private static Figures kafka(BenchContext ctx, KafkaNode node, GcLog generatorLog, int rate, int size,
+      double warmupSeconds, double seconds) throws Exception {
     String topic = "s4-latency";
     node.createTopic(topic, 1);
     Properties p = new Properties();
@@ -446,6 +491,7 @@ final class LatencyScenario {
     AtomicReference<Throwable> failure = new AtomicReference<>();
     HiccupMeter hiccups = null;
     StealMeter steal = null;
+    long generatorFrom = -1;
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
       TopicPartition tp = new TopicPartition(topic, 0);
@@ -494,6 +540,7 @@ final class LatencyScenario {
       measureStart.set(start);
       hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
       steal = new StealMeter("s5-kafka-steal");
+      generatorFrom = generatorLog != null ? generatorLog.position() : -1;
       sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
       producer.flush();
       reader.join(30_000);
@@ -502,10 +549,14 @@ final class LatencyScenario {
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
+    GcLog.Pauses generator = generatorFrom >= 0 ? generatorLog.pausesSince(generatorFrom) : null;
+    LatePuts.Attribution attribution;
     String bySecond;
     synchronized (put) {
+      attribution = late.attribute(null, generator);
       bySecond = late.busiestSeconds(measureStart.get());
     }
-    return new Figures(put, e2e, put.getTotalCount(), null, hiccups.lateness(), steal, null, bySecond);
+    return new Figures(put, e2e, put.getTotalCount(), null, generator, hiccups.lateness(), steal, attribution,
+        bySecond);
   }
 }

@@ -96,9 +96,41 @@ class GcLogTest {
     assertTrue(pauses.stops().stream().anyMatch(GcLog.Stop::gc), "the collection's safepoint: " + out);
   }
 
+  @Test
+  void shouldStartTheLogOfItsOwnJvm(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("own-gc.log");
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    long before = System.currentTimeMillis();
+    // a JVM started without -Xlog, which turns its own log on
+    Process p = new ProcessBuilder(javaBin, "-Xmx256m", "-XX:+UseG1GC", "-cp", System.getProperty("java.class.path"),
+        LogItself.class.getName(), file.toString()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), out);
+    long after = System.currentTimeMillis();
+
+    GcLog.Pauses pauses = new GcLog(file).pausesSince(0);
+
+    String log = Files.readString(file);
+    assertTrue(log.contains("Pause Full (System.gc())"), log);
+    assertTrue(pauses.count() >= 1, log);
+    assertTrue(pauses.timed(), log);
+    for (GcLog.Pause pause : pauses.list()) {
+      assertTrue(pause.endMillis() >= before && pause.endMillis() <= after, log);
+      assertTrue(pauses.anyStopOverlaps(pause.endMillis(), pause.endMillis()), log);
+    }
+  }
+
   /** Main class of the JVM above. */
   static final class Collect {
     public static void main(String[] args) {
+      System.gc();
+    }
+  }
+
+  /** Main class of the JVM above: logs its own stops to the file it is given, then collects once. */
+  static final class LogItself {
+    public static void main(String[] args) throws Exception {
+      GcLog.startInThisJvm(Path.of(args[0]));
       System.gc();
     }
   }

@@ -23,7 +23,21 @@ class LatePutsTest {
     late.add(nano + 180_000_000L, nano + 205_000_000L); // through the other stop
     late.add(nano + 290_000_000L, nano + 315_000_000L); // through a stop too short to count
 
-    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, true), late.attribute(p));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, -1), late.attribute(p, null));
+    // the generator's JVM stopped 4 ms for a collection ending at 310 ms (the last put), 2 ms for a
+    // safepoint ending at 60 ms (the put before the server's GC) and 2 ms ending at 105 ms (the two
+    // puts through the server's GC, which count for the server only); 0.3 ms at 200 ms is too short
+    GcLog.Pauses generator = new GcLog.Pauses(List.of(new GcLog.Pause(wall + 310, 4)),
+        List.of(new GcLog.Stop("G1CollectForAllocation", 0.1, new GcLog.Pause(wall + 310, 4.2)),
+            new GcLog.Stop("Deoptimize", 1.5, new GcLog.Pause(wall + 60, 2)),
+            new GcLog.Stop("HandshakeAllThreads", 1.5, new GcLog.Pause(wall + 105, 2)),
+            new GcLog.Stop("Cleanup", 0.1, new GcLog.Pause(wall + 200, 0.3))));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, 2), late.attribute(p, generator));
+    // without the server's log (Kafka's broker), only the generator's stops are known
+    assertEquals(new LatencyScenario.LatePuts.Attribution(-1, -1, 4), late.attribute(null, generator));
+    // a server log without safepoint lines knows its GCs only
+    GcLog.Pauses gcOnly = new GcLog.Pauses(p.list(), List.of());
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, -1, 2), late.attribute(gcOnly, generator));
   }
 
   @Test
