@@ -86,14 +86,20 @@ public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
   @Override
   protected OutputStream createOutputStreamWithMode(Path f, boolean append, FsPermission permission)
       throws IOException {
+    boolean created = false;
     if (POSIX) {
       try {
         Files.createFile(pathToFile(f).toPath(), attribute(FILE));
+        created = true;
       } catch (FileAlreadyExistsException e) {
         // overwrite or append: the existing file keeps its mode
       }
     }
-    OutputStream out = super.createOutputStreamWithMode(f, append, permission);
+    // A file just created is empty: open it to append rather than to truncate. On ext4, truncating
+    // a file to 0 bytes marks it to be flushed whole when any descriptor of it is next closed (the
+    // auto_da_alloc heuristic for files rewritten in place), which would start writing back all its
+    // dirty data at a moment no one chose, e.g. when a reader closes.
+    OutputStream out = super.createOutputStreamWithMode(f, append || created, permission);
     if (dropBehind == null) return out;
     File file = pathToFile(f);
     return new DropBehindOutputStream(out, file.getPath(), append ? file.length() : 0, dropBehind);

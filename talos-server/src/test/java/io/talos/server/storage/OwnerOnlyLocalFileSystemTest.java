@@ -1,6 +1,8 @@
 package io.talos.server.storage;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.URI;
 import java.nio.file.Files;
@@ -13,7 +15,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Files 0600 and directories 0700, through every create and mkdirs call the storage code makes. */
+/**
+ * Files 0600 and directories 0700, through every create and mkdirs call the storage code makes; a
+ * new file is opened without truncating it, and overwrite and append keep their meaning.
+ */
 class OwnerOnlyLocalFileSystemTest {
   @TempDir
   java.nio.file.Path dir;
@@ -39,6 +44,47 @@ class OwnerOnlyLocalFileSystemTest {
       fs.rename(new Path(nested, "f2"), renamed);
       for (String d : new String[] {"a", "a/b", "a/b/c"}) assertEquals("rwx------", mode(dir.resolve(d)), d);
       for (String f : new String[] {"a/b/c/f1", "a/b/c/f3"}) assertEquals("rw-------", mode(dir.resolve(f)), f);
+    }
+  }
+
+  @Test
+  void aNewFileIsNotTruncatedSoClosingAnotherDescriptorDoesNotFlushIt() throws Exception {
+    // on the disk, not /tmp: tmpfs has no write-back
+    java.nio.file.Path disk = Files.createTempDirectory(java.nio.file.Path.of("target").toAbsolutePath(), "owneronly");
+    try (FileSystem fs = PartitionLogs.fileSystemFor(disk.toUri(), new Configuration())) {
+      Path file = new Path(new Path(disk.toUri()), "00000000000000000000.log");
+      try (FSDataOutputStream out = fs.create(file, true)) {
+        out.write(new byte[1024 * 1024]);
+        out.hflush();
+        String path = disk.resolve(file.getName()).toString();
+        long dirty = PageResidency.dirtyPages(path, 0, 1024 * 1024); // opens and closes a descriptor
+        assumeTrue(dirty > 0, "needs the cachestat system call (Linux 6.5+) and a file system with write-back");
+        // On ext4 a file truncated to 0 bytes is flushed whole when a descriptor of it is next
+        // closed (auto_da_alloc): opened with O_TRUNC, the pages would no longer be dirty here.
+        assertEquals(256, PageResidency.dirtyPages(path, 0, 1024 * 1024));
+      }
+    } finally {
+      try (var files = Files.walk(disk)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  @Test
+  void overwriteReplacesAndAppendAppends() throws Exception {
+    try (FileSystem fs = PartitionLogs.fileSystemFor(dir.toUri(), new Configuration())) {
+      Path file = new Path(new Path(dir.toUri()), "f");
+      try (FSDataOutputStream out = fs.create(file, true)) {
+        out.write(new byte[] {1, 2, 3, 4});
+      }
+      try (FSDataOutputStream out = fs.append(file)) {
+        out.write(new byte[] {5});
+      }
+      assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, Files.readAllBytes(dir.resolve("f")));
+      try (FSDataOutputStream out = fs.create(file, true)) {
+        out.write(new byte[] {9});
+      }
+      assertArrayEquals(new byte[] {9}, Files.readAllBytes(dir.resolve("f")));
     }
   }
 }

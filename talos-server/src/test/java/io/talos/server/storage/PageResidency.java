@@ -6,7 +6,8 @@ import com.sun.jna.Pointer;
 
 /**
  * Tests only: which pages of a file are in the OS page cache, by {@code mmap} and {@code mincore}
- * (Linux). Mapping a file does not bring its pages in; only touching them would.
+ * (Linux), and how many of them are dirty, by {@code cachestat}. Mapping a file does not bring its
+ * pages in; only touching them would.
  */
 final class PageResidency {
   private static final int PAGE = 4096;
@@ -28,6 +29,27 @@ final class PageResidency {
   private static native int munmap(Pointer addr, long length);
 
   private static native int mincore(Pointer addr, long length, byte[] vec);
+
+  private static native long syscall(long number, int fd, long[] range, long[] stat, int flags);
+
+  /** {@code cachestat} (Linux 6.5+), the same number on x86-64 and aarch64. */
+  private static final long SYS_CACHESTAT = 451;
+
+  /**
+   * How many pages of {@code [offset, offset + length)} are dirty (written, not yet handed to the
+   * disk), by the {@code cachestat} system call; -1 where the kernel has no such call.
+   */
+  static long dirtyPages(String path, long offset, long length) {
+    int fd = open(path, 0);
+    if (fd < 0) throw new IllegalStateException("cannot open " + path + ": errno " + Native.getLastError());
+    try {
+      long[] stat = new long[5]; // nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted
+      if (syscall(SYS_CACHESTAT, fd, new long[] {offset, length}, stat, 0) != 0) return -1;
+      return stat[1];
+    } finally {
+      close(fd);
+    }
+  }
 
   /** Fraction (0..1) of the pages of {@code [offset, offset + length)} that are cached; offset page-aligned. */
   static double residentFraction(String path, long offset, long length) {
