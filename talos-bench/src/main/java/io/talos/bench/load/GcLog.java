@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.management.JMException;
@@ -118,13 +119,7 @@ final class GcLog {
      * pauses, or the safepoint it took (with the wait to reach it) overlaps.
      */
     boolean gcOverlaps(long fromMillis, long toMillis) {
-      for (Pause p : list) {
-        if (p.overlaps(fromMillis, toMillis)) return true;
-      }
-      for (Stop s : stops) {
-        if (s.gc() && s.pause().overlaps(fromMillis, toMillis)) return true;
-      }
-      return false;
+      return overlaps(true, Stop::gc, 0, fromMillis, toMillis);
     }
 
     /**
@@ -132,10 +127,7 @@ final class GcLog {
      * [{@code fromMillis}, {@code toMillis}].
      */
     boolean otherStopOverlaps(long fromMillis, long toMillis) {
-      for (Stop s : stops) {
-        if (!s.gc() && s.pause().ms() >= STOP_MIN_MS && s.pause().overlaps(fromMillis, toMillis)) return true;
-      }
-      return false;
+      return overlaps(false, s -> !s.gc(), STOP_MIN_MS, fromMillis, toMillis);
     }
 
     /**
@@ -143,13 +135,17 @@ final class GcLog {
      * overlaps [{@code fromMillis}, {@code toMillis}].
      */
     boolean anyStopOverlaps(long fromMillis, long toMillis) {
-      for (Pause p : list) {
-        if (p.ms() >= STOP_MIN_MS && p.overlaps(fromMillis, toMillis)) return true;
-      }
-      for (Stop s : stops) {
-        if (s.pause().ms() >= STOP_MIN_MS && s.pause().overlaps(fromMillis, toMillis)) return true;
-      }
-      return false;
+      return overlaps(true, s -> true, STOP_MIN_MS, fromMillis, toMillis);
+    }
+
+    /**
+     * Whether a stop of at least {@code minMs} overlaps the interval: a collection's own line (if
+     * {@code gcLines}) or a safepoint that {@code which} accepts.
+     */
+    private boolean overlaps(boolean gcLines, Predicate<Stop> which, double minMs, long fromMillis, long toMillis) {
+      if (gcLines && list.stream().anyMatch(p -> p.ms() >= minMs && p.overlaps(fromMillis, toMillis))) return true;
+      return stops.stream()
+          .anyMatch(s -> which.test(s) && s.pause().ms() >= minMs && s.pause().overlaps(fromMillis, toMillis));
     }
   }
 

@@ -4,6 +4,7 @@ import io.talos.client.TalosClient;
 import io.talos.client.consumer.ConsumedMessage;
 import io.talos.client.consumer.SimpleConsumer;
 import io.talos.client.producer.SimpleProducer;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Arrays;
@@ -100,8 +101,8 @@ final class LatencyScenario {
       // set when the measured window starts (after the warm-up has drained); profiled from then
       AtomicLong measureStart = new AtomicLong(Long.MAX_VALUE);
       try (AutoCloseable profile = ctx.profile(node, "s4-latency", measureStart::get, seconds)) {
-        talos = talos(ctx, client, node.gcLog(), generatorLog, rate, size, warmupSeconds, seconds, longPollMs, pollMicros, inflight,
-            measureStart);
+        talos = talos(ctx, client, node.gcLog(), generatorLog, rate, size, warmupSeconds, seconds, longPollMs,
+            pollMicros, inflight, measureStart);
       }
       ctx.report.memory("4 latency", "Talos", node.memory());
     }
@@ -132,9 +133,9 @@ final class LatencyScenario {
     }
     if (kafka != null) {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)), Table.count(stalls(kafka.put)), "");
-      t.row(LATE_IN_GC, lateIn(talos, true), lateIn(kafka, true), "");
-      t.row(LATE_IN_OTHER_STOP, lateIn(talos, false), lateIn(kafka, false), "");
-      t.row(LATE_IN_GENERATOR_STOP, lateInGenerator(talos), lateInGenerator(kafka), "");
+      t.row(LATE_IN_GC, count(talos.late.inGcPause()), count(kafka.late.inGcPause()), "");
+      t.row(LATE_IN_OTHER_STOP, count(talos.late.inOtherStop()), count(kafka.late.inOtherStop()), "");
+      t.row(LATE_IN_GENERATOR_STOP, count(talos.late.inGeneratorStop()), count(kafka.late.inGeneratorStop()), "");
       t.row(LATE_BY_SECOND, talos.lateBySecond, kafka.lateBySecond, "");
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
@@ -144,9 +145,9 @@ final class LatencyScenario {
       t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
     } else {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
-      t.row(LATE_IN_GC, lateIn(talos, true));
-      t.row(LATE_IN_OTHER_STOP, lateIn(talos, false));
-      t.row(LATE_IN_GENERATOR_STOP, lateInGenerator(talos));
+      t.row(LATE_IN_GC, count(talos.late.inGcPause()));
+      t.row(LATE_IN_OTHER_STOP, count(talos.late.inOtherStop()));
+      t.row(LATE_IN_GENERATOR_STOP, count(talos.late.inGeneratorStop()));
       t.row(LATE_BY_SECOND, talos.lateBySecond);
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
@@ -199,14 +200,7 @@ final class LatencyScenario {
     return Table.count(worst ? steal.worstPeriodMillis() : steal.totalMillis());
   }
 
-  private static String lateIn(Figures f, boolean gc) {
-    return count(gc ? f.late.inGcPause() : f.late.inOtherStop());
-  }
-
-  private static String lateInGenerator(Figures f) {
-    return count(f.late.inGeneratorStop());
-  }
-
+  /** A count for the table; n/a where not known (negative). */
   private static String count(long countOrUnknown) {
     return countOrUnknown < 0 ? "n/a" : Table.count(countOrUnknown);
   }
@@ -336,9 +330,9 @@ final class LatencyScenario {
     return ByteBuffer.wrap(payload).getLong(0);
   }
 
-  private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, GcLog generatorLog, int rate, int size,
-      double warmupSeconds,
-      double seconds, long longPollMs, long pollMicros, int inflight, AtomicLong measureStart) throws Exception {
+  private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, GcLog generatorLog, int rate,
+      int size, double warmupSeconds, double seconds, long longPollMs, long pollMicros, int inflight,
+      AtomicLong measureStart) throws Exception {
     String topic = "s4-latency";
     client.admin().createTopic(topic, 1);
     SimpleProducer producer = client.producer(topic, 0);
@@ -423,12 +417,21 @@ final class LatencyScenario {
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
+    return figures(put, e2e, gc, generatorLog, generatorFrom, hiccups, steal, late, start);
+  }
+
+  /**
+   * The figures of one system's window, its late puts matched against the server's stops ({@code
+   * gc}, null when not known) and the generator's since {@code generatorFrom} (-1: not known).
+   */
+  private static Figures figures(Histogram put, Histogram e2e, GcLog.Pauses gc, GcLog generatorLog, long generatorFrom,
+      HiccupMeter hiccups, StealMeter steal, LatePuts late, long windowStartNanos) throws IOException {
     GcLog.Pauses generator = generatorFrom >= 0 ? generatorLog.pausesSince(generatorFrom) : null;
     LatePuts.Attribution attribution;
     String bySecond;
-    synchronized (put) {
+    synchronized (put) { // the senders' callbacks add to the late puts under it
       attribution = late.attribute(gc, generator);
-      bySecond = late.busiestSeconds(start);
+      bySecond = late.busiestSeconds(windowStartNanos);
     }
     return new Figures(put, e2e, put.getTotalCount(), gc, generator, hiccups.lateness(), steal, attribution, bySecond);
   }
@@ -549,14 +552,6 @@ final class LatencyScenario {
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    GcLog.Pauses generator = generatorFrom >= 0 ? generatorLog.pausesSince(generatorFrom) : null;
-    LatePuts.Attribution attribution;
-    String bySecond;
-    synchronized (put) {
-      attribution = late.attribute(null, generator);
-      bySecond = late.busiestSeconds(measureStart.get());
-    }
-    return new Figures(put, e2e, put.getTotalCount(), null, generator, hiccups.lateness(), steal, attribution,
-        bySecond);
+    return figures(put, e2e, null, generatorLog, generatorFrom, hiccups, steal, late, measureStart.get());
   }
 }
