@@ -66,6 +66,7 @@ import io.talos.server.storage.LogConfig;
 import io.talos.server.storage.NextOffsetStore;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.OwnerOnlyLocalFileSystem;
+import io.talos.server.storage.DataDirMount;
 import io.talos.server.storage.PageCacheDropBehind;
 import io.talos.server.storage.TailCache;
 import io.talos.server.service.ScheduleInfoHandler;
@@ -641,6 +642,10 @@ public final class TalosServer implements AutoCloseable {
         .producerStateExpiryMs(config.getLong(ServerConfig.STORAGE_PRODUCER_EXPIRY_MS))
         .build();
     fs.mkdirs(new Path(root)); // exists from the start: /ops/health probes it
+    if ("file".equalsIgnoreCase(root.getScheme())) {
+      java.nio.file.Path dir = java.nio.file.Path.of(root);
+      DataDirMount.of(dir).ifPresent(m -> m.advice(dir).forEach(a -> LOG.warn("Storage: {}", a)));
+    }
     PartitionLogs.Limits limits = new PartitionLogs.Limits(config.getInt(ServerConfig.STORAGE_OPEN_LOGS_MAX),
         config.getInt(ServerConfig.STORAGE_OPEN_FILES_MAX), config.getLong(ServerConfig.STORAGE_OPEN_IDLE_CLOSE_MS),
         config.getInt(ServerConfig.STORAGE_OPEN_THREADS), config.getInt(ServerConfig.STORAGE_OPEN_PENDING_MAX),

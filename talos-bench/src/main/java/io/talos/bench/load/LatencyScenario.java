@@ -105,6 +105,7 @@ final class LatencyScenario {
             pollMicros, inflight, measureStart);
       }
       ctx.report.memory("4 latency", "Talos", node.memory());
+      keepLog(ctx, node.gcLog(), "talos-gc.log");
     }
     if (ctx.kafka) {
       try (KafkaNode node = ctx.startKafka()) {
@@ -168,6 +169,7 @@ final class LatencyScenario {
           + " overlaps it (the log gives each stop's end on the wall clock, to the millisecond, and a GC's stop"
           + " includes the wait for every thread to reach it).");
     }
+    keepLog(ctx, generatorLog, "generator-gc.log");
     if (talos.generator != null) {
       ctx.report.text("Generator stops in the measured window (its own -Xlog:gc,safepoint): Talos "
           + talos.generator.describe() + (kafka != null && kafka.generator != null ? "; Kafka "
@@ -203,6 +205,24 @@ final class LatencyScenario {
   /** A count for the table; n/a where not known (negative). */
   private static String count(long countOrUnknown) {
     return countOrUnknown < 0 ? "n/a" : Table.count(countOrUnknown);
+  }
+
+  /**
+   * Copies a GC log from the work directory (deleted at the end) to beside the results, as
+   * {@code <results>-<name>}, and names the copy in the report: the report sums the stops up, the
+   * log tells what each collection did.
+   */
+  private static void keepLog(BenchContext ctx, GcLog log, String name) {
+    if (log == null || !java.nio.file.Files.exists(log.file())) return;
+    java.nio.file.Path results = ctx.report.file();
+    java.nio.file.Path copy = results.resolveSibling(
+        results.getFileName().toString().replaceAll("\\.md$", "") + "-" + name);
+    try {
+      java.nio.file.Files.copy(log.file(), copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      ctx.report.text("_GC and safepoint log kept: `" + copy.getFileName() + "`._");
+    } catch (IOException e) {
+      ctx.report.text("_The GC log " + log.file() + " could not be kept: " + e.getMessage() + "._");
+    }
   }
 
   /** This JVM's own GC log, started now in the work directory; null (and said in the report) if it cannot be. */

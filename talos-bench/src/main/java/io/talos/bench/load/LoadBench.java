@@ -316,7 +316,7 @@ public final class LoadBench {
       try (Progress progress = new Progress()) {
         BenchContext ctx = common.context(report, progress, workDir);
         report.text("**Talos load benchmark: " + name() + ", " + Instant.now().toString().replaceAll("\\.\\d+Z$", "Z") + "**");
-        report.text(MachineInfo.describe());
+        report.text(MachineInfo.describe(common.endpoint == null ? workDir : null));
         report.text("Servers: Talos JVM `" + common.talosJvm + "`, keys " + ctx.talosProps + (ctx.kafka
             ? "; Kafka 4.3.1 JVM `" + common.kafkaJvm + "`, extra broker keys " + ctx.kafkaProps : "")
             + ". Command: `bin/talos bench " + String.join(" ", args) + "`.");
