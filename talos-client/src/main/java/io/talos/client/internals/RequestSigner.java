@@ -30,7 +30,8 @@ import java.util.Map;
  *
  * The signature covers the other headers and the URI path as {@link GalaxySigner} defines.
  *
- * <p>Thread-safe. Its only state is the {@link BodyTag.Sealer}'s key and nonce counter.
+ * <p>Thread-safe. Its state is the {@link BodyTag.Sealer}'s key and nonce counter, the last
+ * second's time headers, and a buffer per thread for the string to sign.
  */
 public final class RequestSigner {
   public static final String CONTENT_TYPE = "application/x-thrift-compact";
@@ -38,6 +39,10 @@ public final class RequestSigner {
   private static final DateTimeFormatter RFC_822_GMT =
       DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US)
           .withZone(ZoneOffset.UTC);
+
+  /** Each thread's buffer for the string to sign (a few hundred characters), reused. */
+  private static final ThreadLocal<StringBuilder> STRING_TO_SIGN =
+      ThreadLocal.withInitial(() -> new StringBuilder(512));
 
   private final String secretKeyId;
   private final String secretKey;
@@ -63,8 +68,27 @@ public final class RequestSigner {
 
   /** As {@link #headers(String, String, byte[], long)} for the body {@code body[0, length)}. */
   public Map<String, String> headers(String path, String query, byte[] body, int length, long nowMs) {
-    return headers(path, query, body, length, Long.toString(Math.floorDiv(nowMs, 1000)),
-        RFC_822_GMT.format(Instant.ofEpochMilli(nowMs)));
+    TimeHeaders time = timeHeaders(Math.floorDiv(nowMs, 1000));
+    return headers(path, query, body, length, time.epochSeconds, time.date);
+  }
+
+  /**
+   * The two time headers of one second. Formatting the date cost about a kilobyte of garbage per
+   * request; a client sends many requests a second, all with the same two values.
+   */
+  private record TimeHeaders(long second, String epochSeconds, String date) {}
+
+  /** The last second's time headers; replaced whole, so any thread may read and replace it. */
+  private volatile TimeHeaders lastSecond = new TimeHeaders(Long.MIN_VALUE, "", "");
+
+  private TimeHeaders timeHeaders(long second) {
+    TimeHeaders t = lastSecond;
+    if (t.second != second) {
+      t = new TimeHeaders(second, Long.toString(second),
+          RFC_822_GMT.format(Instant.ofEpochSecond(second)));
+      lastSecond = t;
+    }
+    return t;
   }
 
   /** As {@link #headers(String, String, byte[], long)} with given time header values. */
@@ -88,8 +112,10 @@ public final class RequestSigner {
     }
     Map<String, List<String>> signed = new LinkedHashMap<>();
     headers.forEach((name, value) -> signed.put(name, List.of(value)));
+    StringBuilder stringToSign = STRING_TO_SIGN.get();
+    stringToSign.setLength(0);
     String signature = GalaxySigner.sign(secretKey,
-        GalaxySigner.stringToSign("POST", path, query, signed));
+        GalaxySigner.appendStringToSign(stringToSign, "POST", path, query, signed));
     headers.put(GalaxySigner.AUTHORIZATION,
         GalaxySigner.SCHEME_V3 + " " + secretKeyId + ":" + signature);
     return headers;

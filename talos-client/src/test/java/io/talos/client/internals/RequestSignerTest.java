@@ -91,6 +91,22 @@ class RequestSignerTest {
     assertTrue(!tag.equals(tagged.headers(PATH, QUERY, BODY, NOW_MS).get("X-Xiaomi-Content-Tag")));
   }
 
+  /** The time headers are kept for the second they were made in: they must follow the clock. */
+  @Test
+  void shouldTakeTheTimeHeadersOfEachRequestsOwnSecond() {
+    long[] times = {NOW_MS, NOW_MS + 765, NOW_MS + 766, NOW_MS + 1, NOW_MS - 1_235, NOW_MS + 86_400_000L, NOW_MS};
+    for (long t : times) {
+      Map<String, String> headers = signer.headers(PATH, QUERY, BODY, t);
+      assertEquals(Long.toString(Math.floorDiv(t, 1000)), headers.get("X-Xiaomi-Timestamp"), "at " + t);
+      assertEquals(HttpUtils.getGMTDatetime(new Date(t)), headers.get("x-xiaomi-date"), "at " + t);
+      // and the signature covers this request's values, as the server checks it
+      Map<String, List<String>> signed = new LinkedHashMap<>();
+      headers.forEach((k, v) -> signed.put(k, List.of(v)));
+      String expected = GalaxySigner.sign("s3cret", GalaxySigner.stringToSign("POST", PATH, QUERY, signed));
+      assertEquals("Galaxy-V3 key-id:" + expected, headers.get("Authorization"), "at " + t);
+    }
+  }
+
   @Test
   void shouldFormatDateAndDigestLikeTheSdk() {
     Map<String, String> headers = signer.headers(PATH, QUERY, BODY, NOW_MS);
