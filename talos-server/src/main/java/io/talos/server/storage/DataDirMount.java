@@ -13,12 +13,12 @@ import java.util.Set;
  * and what about it makes appends wait.
  *
  * <p>Why it matters: with the {@code discard} mount option the kernel tells the device about every
- * block it frees at the moment it frees it. On ext4 without a journal it does so synchronously,
- * in the thread that frees the block, and that thread can be the kernel's write-back of a segment
+ * block it frees at the moment it frees it. On ext4 without a journal it does so synchronously, in
+ * the thread that frees the block, and that thread can be the kernel's write-back of a segment
  * converting the extents it just wrote, holding the file's block-map lock; the next append that
- * needs a new block of that file then waits for the device (traced on the project's VMs: appends of
- * a few hundred microseconds took 5-25 ms, 30 s after a segment's first append, when the kernel
- * first wrote it back). A journal defers the discards to its commit, off the file's lock; without
+ * needs a new block of that file then waits for the device. The kernel's tracer caught this on the
+ * project's VMs behind bursts of puts of 20-55 ms, in the second after a segment was first written
+ * back. With a journal, ext4 issues the discards after the journal's commit instead; without
  * {@code discard}, {@code fstrim} run from time to time tells the device the same, in bulk.
  *
  * <p>Only advice: nothing here changes what is stored or when a put is acknowledged.
@@ -123,11 +123,11 @@ public record DataDirMount(String mountPoint, String fsType, String source, Set<
   public List<String> advice(Path dataDir) {
     List<String> advice = new ArrayList<>();
     if (discardsOnline()) {
-      advice.add("the data directory " + dataDir + " is on " + fsType + " " + source + " mounted at "
+      advice.add("the partition logs in " + dataDir + " are on " + fsType + " " + source + " mounted at "
           + mountPoint + " with the 'discard' option: the kernel then tells the device about each"
-          + " freed block as it frees it, and an append can wait for that (5-25 ms measured on " + fsType
-          + " without a journal). Mount it without 'discard' and run fstrim periodically (e.g."
-          + " systemd's fstrim.timer)");
+          + " block it frees as it frees it, and an append can wait for that (puts of 20-55 ms were"
+          + " traced to it on ext4 without a journal). Mount it without 'discard' and run fstrim"
+          + " periodically (e.g. systemd's fstrim.timer)");
     }
     return advice;
   }
