@@ -38,7 +38,7 @@ final class MachineInfo {
         dataDir == null ? "" : " Servers' data on " + mount(dataDir) + ".");
   }
 
-  /** E.g. {@code ext4 /dev/vda mounted at / (rw, relatime, discard)}. */
+  /** E.g. {@code ext4 /dev/vda mounted at / (discard, relatime, rw)}, the options sorted. */
   private static String mount(Path dataDir) {
     return DataDirMount.of(dataDir)
         .map(m -> m.fsType() + " " + m.source() + " mounted at " + m.mountPoint() + " ("
