@@ -642,7 +642,7 @@ public final class TalosServer implements AutoCloseable {
         .producerStateExpiryMs(config.getLong(ServerConfig.STORAGE_PRODUCER_EXPIRY_MS))
         .build();
     fs.mkdirs(new Path(root)); // exists from the start: /ops/health probes it
-    if ("file".equalsIgnoreCase(root.getScheme())) {
+    if (fs instanceof OwnerOnlyLocalFileSystem) {
       java.nio.file.Path dir = java.nio.file.Path.of(root);
       DataDirMount.of(dir).ifPresent(m -> m.advice(dir).forEach(a -> LOG.warn("Storage: {}", a)));
     }

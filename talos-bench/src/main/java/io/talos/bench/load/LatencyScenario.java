@@ -6,6 +6,9 @@ import io.talos.client.consumer.SimpleConsumer;
 import io.talos.client.producer.SimpleProducer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -213,12 +216,11 @@ final class LatencyScenario {
    * log tells what each collection did.
    */
   private static void keepLog(BenchContext ctx, GcLog log, String name) {
-    if (log == null || !java.nio.file.Files.exists(log.file())) return;
-    java.nio.file.Path results = ctx.report.file();
-    java.nio.file.Path copy = results.resolveSibling(
-        results.getFileName().toString().replaceAll("\\.md$", "") + "-" + name);
+    if (log == null || !Files.exists(log.file())) return;
+    Path results = ctx.report.file();
+    Path copy = results.resolveSibling(results.getFileName().toString().replaceAll("\\.md$", "") + "-" + name);
     try {
-      java.nio.file.Files.copy(log.file(), copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      Files.copy(log.file(), copy, StandardCopyOption.REPLACE_EXISTING);
       ctx.report.text("_GC and safepoint log kept: `" + copy.getFileName() + "`._");
     } catch (IOException e) {
       ctx.report.text("_The GC log " + log.file() + " could not be kept: " + e.getMessage() + "._");

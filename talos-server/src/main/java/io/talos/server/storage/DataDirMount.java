@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -33,16 +34,13 @@ public record DataDirMount(String mountPoint, String fsType, String source, Set<
   private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
 
   /**
-   * The mount that holds {@code dir} (the deepest mount point above its real path), or empty when
-   * it cannot be told (not Linux, or {@code dir} and all its parents missing).
+   * The mount that holds the existing directory {@code dir} (the deepest mount point above its real
+   * path), or empty when it cannot be told (not Linux, or {@code dir} does not exist).
    */
   public static Optional<DataDirMount> of(Path dir) {
     if (!Files.isReadable(MOUNTINFO)) return Optional.empty();
-    Path existing = dir.toAbsolutePath().normalize();
-    while (existing != null && !Files.exists(existing)) existing = existing.getParent();
-    if (existing == null) return Optional.empty();
     try {
-      return containing(existing.toRealPath().toString(), Files.readAllLines(MOUNTINFO));
+      return containing(dir.toRealPath().toString(), Files.readAllLines(MOUNTINFO));
     } catch (IOException e) {
       return Optional.empty();
     }
@@ -77,7 +75,7 @@ public record DataDirMount(String mountPoint, String fsType, String source, Set<
       }
     }
     if (dash < 0 || dash + 2 >= f.length) return null;
-    Set<String> options = new java.util.LinkedHashSet<>(List.of(f[5].split(",")));
+    Set<String> options = new HashSet<>(List.of(f[5].split(",")));
     if (dash + 3 < f.length) options.addAll(List.of(f[dash + 3].split(",")));
     return new DataDirMount(unescape(f[4]), f[dash + 1], unescape(f[dash + 2]), Set.copyOf(options));
   }
