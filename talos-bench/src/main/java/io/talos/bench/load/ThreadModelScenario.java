@@ -27,8 +27,8 @@ final class ThreadModelScenario {
         + partitions + " partitions");
     ctx.report.text(String.format("%d-byte messages, batch %d, synchronous; %s s after %s s warm-up. Gets read"
         + " behind the puts of their partition; fetches that found nothing new are not counted. Queue wait ="
-        + " the server's `pool.queue.wait` timer from `/ops/metrics` (a Dropwizard decaying reservoir: recent"
-        + " requests weigh most).", messageBytes, batch, SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds)));
+        + " the server's `pool.queue.wait` timer from `/ops/metrics` (the percentiles of the last 1,028"
+        + " tasks the server queued).", messageBytes, batch, SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds)));
     byte[] payload = BenchContext.payload(messageBytes);
     List<byte[]> batchPayloads = java.util.Collections.nCopies(batch, payload);
     try (TalosNode node = ctx.startTalos(); TalosClient client = node.client()) {
