@@ -4,6 +4,7 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Histogram;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.SlidingWindowReservoir;
 import com.codahale.metrics.Timer;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
@@ -12,6 +13,11 @@ import java.util.function.LongSupplier;
  * A producer's metrics, in its own Dropwizard {@link MetricRegistry} (a {@code MetricSet}: an
  * application registers it under a prefix of its choice in its own registry). Names are listed
  * in docs/clients.md; they are part of the producer's contract. Thread-safe.
+ *
+ * <p>The histograms and the timer keep their last {@value #SAMPLES} updates in a fixed array:
+ * Dropwizard's default reservoir allocates a sample and a skip-list node at most updates and keeps
+ * them until later ones displace them, so at thousands of batches a second they outlive the
+ * application's young collections and lengthen them.
  */
 public final class ProducerMetrics {
   public static final String RECORDS_SENT = "records-sent";
@@ -27,15 +33,18 @@ public final class ProducerMetrics {
   public static final String BUFFER_WAITING_THREADS = "buffer-waiting-threads";
   public static final String BATCHES_QUEUED = "batches-queued";
   public static final String PARTITION_COUNT = "partition-count";
+  /** Updates a histogram or the timer keeps for its percentiles: its last this many. */
+  public static final int SAMPLES = 1028;
 
   private final MetricRegistry registry = new MetricRegistry();
   final Meter recordsSent = registry.meter(RECORDS_SENT);
   final Meter bytesSent = registry.meter(BYTES_SENT);
   final Meter recordsFailed = registry.meter(RECORDS_FAILED);
-  final Histogram batchRecords = registry.histogram(BATCH_RECORDS);
-  final Histogram batchBytes = registry.histogram(BATCH_BYTES);
-  final Histogram batchCompressedBytes = registry.histogram(BATCH_COMPRESSED_BYTES);
-  final Timer requestLatency = registry.timer(REQUEST_LATENCY);
+  final Histogram batchRecords = histogram(BATCH_RECORDS);
+  final Histogram batchBytes = histogram(BATCH_BYTES);
+  final Histogram batchCompressedBytes = histogram(BATCH_COMPRESSED_BYTES);
+  final Timer requestLatency = registry.timer(REQUEST_LATENCY,
+      () -> new Timer(new SlidingWindowReservoir(SAMPLES)));
   final Meter retries = registry.meter(RETRIES);
 
   public ProducerMetrics(BufferMemory memory, RecordAccumulator accumulator,
@@ -45,6 +54,10 @@ public final class ProducerMetrics {
     gaugeInt(BUFFER_WAITING_THREADS, memory::waitingThreads);
     gaugeInt(BATCHES_QUEUED, accumulator::batchCount);
     gaugeInt(PARTITION_COUNT, partitionCount::getAsInt);
+  }
+
+  private Histogram histogram(String name) {
+    return registry.histogram(name, () -> new Histogram(new SlidingWindowReservoir(SAMPLES)));
   }
 
   public MetricRegistry registry() {
