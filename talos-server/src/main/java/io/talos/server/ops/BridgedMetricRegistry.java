@@ -22,8 +22,8 @@ import java.util.concurrent.TimeUnit;
  * decaying) allocates a sample and a skip-list node at most updates, and keeps them until later
  * ones displace them: at a few updates per request they outlived each young collection, were
  * copied and promoted, and their links from old nodes to new ones were cards the next collection
- * scanned; they were most of what a young collection of a steady server copied, and half its
- * pause.
+ * scanned. They took most of a steady server's young-collection copying time (many small
+ * objects), and about half its pause.
  *
  * <p>Thread-safe.
  */
