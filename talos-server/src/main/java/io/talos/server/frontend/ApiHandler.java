@@ -799,6 +799,11 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
 
   /** Answers 200 with a Thrift reply, written in slices (see {@link SlicedReplyWrite}). */
   static boolean reply(Response response, Callback callback, byte[] reply) {
+    return reply(response, callback, EncodedReply.of(reply));
+  }
+
+  /** As {@link #reply(Response, Callback, byte[])}, for a reply in parts. */
+  static boolean reply(Response response, Callback callback, EncodedReply reply) {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, THRIFT_CONTENT_TYPE);
     SlicedReplyWrite.write(response, reply, callback);

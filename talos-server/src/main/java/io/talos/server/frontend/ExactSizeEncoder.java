@@ -9,7 +9,8 @@ import org.apache.thrift.protocol.TMessage;
 import org.apache.thrift.protocol.TProtocol;
 
 /**
- * Encodes a Thrift compact message (a reply) into an array of exactly its size.
+ * Encodes a Thrift compact message (a reply) into an array of exactly its size, or (gathered)
+ * into one array for all but the large binary fields, which the reply refers to.
  *
  * <p>Thread-safe: each thread encodes with its own protocol and transport, made once and reused
  * for every reply (a {@link TCompactProtocol} allocates its scratch buffers when made; two per
@@ -32,6 +33,44 @@ public final class ExactSizeEncoder {
   @SuppressWarnings("rawtypes")
   public static byte[] encode(TMessage header, TBase struct, TApplicationException exception) {
     return PER_THREAD.get().encodeReply(header, struct, exception);
+  }
+
+  /**
+   * As {@link #encode}, but a binary field of at least {@link #GATHER_MIN_BYTES} (a stored message
+   * block) is not copied: the reply refers to it, between parts of one array that holds everything
+   * else. A getMessage reply of megabytes then costs no array of its size, no zeroing of one and
+   * no copy into it; its bytes are copied once, when written to the connection. The caller
+   * guarantees that the struct's binary fields are not changed afterwards (see {@link
+   * EncodedReply}).
+   */
+  @SuppressWarnings("rawtypes")
+  public static EncodedReply encodeGathered(TMessage header, TBase struct) {
+    return PER_THREAD.get().encodeGatheredReply(header, struct);
+  }
+
+  /** Smallest binary field a gathered reply refers to instead of copying (smaller ones are copied). */
+  static final int GATHER_MIN_BYTES = 1024;
+
+  @SuppressWarnings("rawtypes")
+  private EncodedReply encodeGatheredReply(TMessage header, TBase struct) {
+    try {
+      transport.target(null);
+      write(protocol, header, struct, null);
+      int total = transport.length;
+      int referenced = transport.gatherableBytes;
+      byte[] framing = new byte[total - referenced];
+      transport.gatherInto(framing);
+      write(protocol, header, struct, null);
+      java.util.List<java.nio.ByteBuffer> parts = transport.finishGather();
+      if (transport.length != total) {
+        throw new IllegalStateException("reply encoded to " + transport.length + " bytes, counted " + total);
+      }
+      return EncodedReply.ofParts(parts.toArray(new java.nio.ByteBuffer[0]));
+    } catch (TException e) {
+      throw new IllegalStateException("cannot encode a Thrift reply", e);
+    } finally {
+      transport.target(null);
+    }
   }
 
   @SuppressWarnings("rawtypes")
@@ -70,16 +109,59 @@ public final class ExactSizeEncoder {
   private static final class ArrayTransport extends org.apache.thrift.transport.TTransport {
     private byte[] array;
     int length;
+    /** Counting pass: bytes of the binary fields a gathering pass would refer to. */
+    int gatherableBytes;
+    /** Gathering pass: the parts so far, or null in the other passes. */
+    private java.util.List<java.nio.ByteBuffer> parts;
+    /** Gathering pass: bytes written into {@code array}; {@code [partStart, arrayLength)} not yet a part. */
+    private int arrayLength;
+    private int partStart;
 
     /** Starts a pass that writes into {@code array} from its start, or (null) only counts. */
     void target(byte[] array) {
       this.array = array;
       this.length = 0;
+      this.gatherableBytes = 0;
+      this.parts = null;
+    }
+
+    /**
+     * Starts a pass that writes everything but the gatherable binary fields into {@code framing}
+     * and refers to those.
+     */
+    void gatherInto(byte[] framing) {
+      target(framing);
+      parts = new java.util.ArrayList<>();
+      arrayLength = 0;
+      partStart = 0;
+    }
+
+    /** Ends a gathering pass: its parts, in order. */
+    java.util.List<java.nio.ByteBuffer> finishGather() throws org.apache.thrift.transport.TTransportException {
+      if (arrayLength != array.length) {
+        throw new org.apache.thrift.transport.TTransportException("reply framing " + arrayLength
+            + " bytes, counted " + array.length);
+      }
+      closeArrayPart();
+      java.util.List<java.nio.ByteBuffer> done = parts;
+      parts = null;
+      return done;
+    }
+
+    private void closeArrayPart() {
+      if (arrayLength > partStart) parts.add(java.nio.ByteBuffer.wrap(array, partStart, arrayLength - partStart));
+      partStart = arrayLength;
     }
 
     @Override
     public void write(byte[] buf, int off, int len) throws org.apache.thrift.transport.TTransportException {
-      if (array != null) {
+      if (parts != null) {
+        if (len > array.length - arrayLength) {
+          throw new org.apache.thrift.transport.TTransportException("reply framing larger than counted");
+        }
+        System.arraycopy(buf, off, array, arrayLength, len);
+        arrayLength += len;
+      } else if (array != null) {
         if (len > array.length - length) {
           throw new org.apache.thrift.transport.TTransportException("reply larger than counted");
         }
@@ -96,13 +178,27 @@ public final class ExactSizeEncoder {
     @Override
     public int write(java.nio.ByteBuffer buf) throws org.apache.thrift.transport.TTransportException {
       int len = buf.remaining();
-      if (array != null) {
+      if (parts != null) {
+        if (len >= GATHER_MIN_BYTES) {
+          closeArrayPart();
+          parts.add(buf.slice()); // a view: the reply refers to the block, which is never changed
+          buf.position(buf.limit());
+          length += len;
+          return len;
+        }
+        if (len > array.length - arrayLength) {
+          throw new org.apache.thrift.transport.TTransportException("reply framing larger than counted");
+        }
+        buf.get(array, arrayLength, len);
+        arrayLength += len;
+      } else if (array != null) {
         if (len > array.length - length) {
           throw new org.apache.thrift.transport.TTransportException("reply larger than counted");
         }
         buf.get(array, length, len);
       } else {
         buf.position(buf.limit());
+        if (len >= GATHER_MIN_BYTES) gatherableBytes += len;
       }
       length += len;
       return len;

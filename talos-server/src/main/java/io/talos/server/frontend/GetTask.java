@@ -124,16 +124,17 @@ final class GetTask extends MessageCallTask {
       Runnable release = held == null ? () -> { } : held::release;
       try {
         if (waiters == null) {
-          byte[] answer = dispatcher.execute(call, ctx);
-          afterRead.accept(answer.length);
-          if (held != null) held.resizeTo(answer.length);
+          EncodedReply answer = dispatcher.executeGathered(call, ctx, null);
+          afterRead.accept(answer.length());
+          if (held != null) held.resizeTo(answer.length());
           replyEncoded(answer, release);
           return;
         }
         FetchWaiters.Slot slot = waiters.slot(topic, partition);
         long seen = slot.appends(); // before the read: see FetchWaiters
         MessageService.getMessage_result[] result = new MessageService.getMessage_result[1];
-        byte[] encoded = dispatcher.execute(call, ctx, r -> result[0] = (MessageService.getMessage_result) r);
+        EncodedReply encoded = dispatcher.executeGathered(call, ctx,
+            r -> result[0] = (MessageService.getMessage_result) r);
         if (result[0] == null || !result[0].isSetSuccess()) {
           replyEncoded(encoded, release); // an error: answered at once, never parked
           return;
@@ -142,7 +143,7 @@ final class GetTask extends MessageCallTask {
         GetMessageResponse response = result[0].getSuccess();
         long now = storage.clock().millis();
         if (response.getMessageNumber() > 0 || now >= waitEndMs || run >= MAX_RERUNS) {
-          if (held != null) held.resizeTo(encoded.length);
+          if (held != null) held.resizeTo(encoded.length());
           answerLast(release);
           return;
         }
@@ -190,7 +191,7 @@ final class GetTask extends MessageCallTask {
       }
     }
     afterRead.accept((int) Math.min(Integer.MAX_VALUE, bytes));
-    replyEncoded(ThriftDispatcher.reply(call, result), release);
+    replyEncoded(ThriftDispatcher.gatheredReply(call, result), release);
   }
 
   @Override

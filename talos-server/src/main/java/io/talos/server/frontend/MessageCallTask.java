@@ -118,6 +118,11 @@ abstract class MessageCallTask implements Task {
    * when the call was answered already (a deadline answer came first: this reply is dropped).
    */
   final void replyEncoded(byte[] encoded, Runnable afterSent) {
+    replyEncoded(EncodedReply.of(encoded), afterSent);
+  }
+
+  /** As {@link #replyEncoded(byte[], Runnable)}, for a reply in parts. */
+  final void replyEncoded(EncodedReply encoded, Runnable afterSent) {
     if (!reply.complete(encoded, afterSent)) afterSent.run();
   }
 

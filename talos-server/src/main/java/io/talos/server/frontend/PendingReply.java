@@ -13,7 +13,7 @@ import org.eclipse.jetty.util.Callback;
  */
 final class PendingReply {
   /** Sends a reply, then runs the second argument (if not null) once it has been written or failed. */
-  private final java.util.function.BiConsumer<byte[], Runnable> sink;
+  private final java.util.function.BiConsumer<EncodedReply, Runnable> sink;
   private final Timer.Context timer;
   private final Runnable onComplete;
   private final AtomicBoolean done = new AtomicBoolean();
@@ -34,14 +34,15 @@ final class PendingReply {
   PendingReply(java.util.function.Consumer<byte[]> sink, Timer.Context timer, Runnable onComplete) {
     this((reply, sent) -> {
       try {
-        sink.accept(reply);
+        sink.accept(reply.toArray());
       } finally {
         if (sent != null) sent.run();
       }
     }, timer, onComplete);
   }
 
-  private PendingReply(java.util.function.BiConsumer<byte[], Runnable> sink, Timer.Context timer, Runnable onComplete) {
+  private PendingReply(java.util.function.BiConsumer<EncodedReply, Runnable> sink, Timer.Context timer,
+      Runnable onComplete) {
     this.sink = sink;
     this.timer = timer;
     this.onComplete = onComplete;
@@ -49,14 +50,14 @@ final class PendingReply {
 
   /** @return false if the reply had been sent already (this one is dropped) */
   boolean complete(byte[] thriftReply) {
-    return complete(thriftReply, null);
+    return complete(EncodedReply.of(thriftReply), null);
   }
 
   /**
    * As {@link #complete(byte[])}, and runs {@code afterSent} once the reply has been written (or
    * its write failed); not at all when this reply is dropped (false), the caller then runs it.
    */
-  boolean complete(byte[] thriftReply, Runnable afterSent) {
+  boolean complete(EncodedReply thriftReply, Runnable afterSent) {
     if (!done.compareAndSet(false, true)) return false;
     timer.stop();
     onComplete.run();

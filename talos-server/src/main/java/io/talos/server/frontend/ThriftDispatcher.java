@@ -175,21 +175,59 @@ final class ThriftDispatcher {
    * As {@link #execute(Call, RequestContext)}, handing the call's {@code *_result} struct (its
    * answer or declared exception) to {@code onResult} before it is encoded (the audit log).
    */
-  @SuppressWarnings({"rawtypes", "unchecked"})
+  @SuppressWarnings("rawtypes")
   byte[] execute(Call call, RequestContext ctx, java.util.function.Consumer<TBase> onResult) {
     TBase result;
-    RequestContext.bind(ctx);
     try {
-      result = call.function().getResult(service, call.args());
+      result = result(call, ctx);
     } catch (TException e) {
-      // Only undeclared exceptions get here; the ErrorBoundary prevents them.
-      return encode(new TMessage(call.method(), TMessageType.EXCEPTION, call.message().seqid),
-          new TApplicationException(TApplicationException.INTERNAL_ERROR, e.getMessage()));
-    } finally {
-      RequestContext.unbind();
+      return internalError(call, e);
     }
     if (onResult != null) onResult.accept(result);
     return reply(call, result);
+  }
+
+  /**
+   * As {@link #execute(Call, RequestContext, java.util.function.Consumer)}, the reply gathered
+   * ({@link #gatheredReply}): for getMessage, whose answer carries stored blocks that are never
+   * changed. {@code onResult} may be null.
+   */
+  @SuppressWarnings("rawtypes")
+  EncodedReply executeGathered(Call call, RequestContext ctx, java.util.function.Consumer<TBase> onResult) {
+    TBase result;
+    try {
+      result = result(call, ctx);
+    } catch (TException e) {
+      return EncodedReply.of(internalError(call, e));
+    }
+    if (onResult != null) onResult.accept(result);
+    return gatheredReply(call, result);
+  }
+
+  @SuppressWarnings({"rawtypes", "unchecked"})
+  private TBase result(Call call, RequestContext ctx) throws TException {
+    RequestContext.bind(ctx);
+    try {
+      return call.function().getResult(service, call.args());
+    } finally {
+      RequestContext.unbind();
+    }
+  }
+
+  /** Only undeclared exceptions get here; the ErrorBoundary prevents them. */
+  private static byte[] internalError(Call call, TException e) {
+    return encode(new TMessage(call.method(), TMessageType.EXCEPTION, call.message().seqid),
+        new TApplicationException(TApplicationException.INTERNAL_ERROR, e.getMessage()));
+  }
+
+  /**
+   * {@code result} encoded as the call's reply, its large binary fields referred to rather than
+   * copied ({@link ExactSizeEncoder#encodeGathered}): they must never change afterwards.
+   */
+  @SuppressWarnings("rawtypes")
+  static EncodedReply gatheredReply(Call call, TBase result) {
+    return ExactSizeEncoder.encodeGathered(new TMessage(call.method(), TMessageType.REPLY, call.message().seqid),
+        result);
   }
 
   /** Encodes {@code result} (the method's generated {@code *_result} struct) as the call's reply. */

@@ -48,6 +48,51 @@ class ExactSizeEncoderTest {
   }
 
   /**
+   * A gathered reply has exactly the bytes of the array encoding, and its large blocks are the
+   * stored arrays themselves (not copies): the copy the reply array cost is what it saves.
+   */
+  @Test
+  void aGatheredReplyHasTheSameBytesAndRefersToItsLargeBlocks() throws Exception {
+    MessageBlock big = new MessageBlock(0, 9, MessageCompressionType.NONE, ByteBuffer.allocate(0));
+    big.messageBlock = slice(300_000, 21);
+    MessageBlock small = new MessageBlock(9, 1, MessageCompressionType.NONE, ByteBuffer.allocate(0));
+    small.messageBlock = slice(ExactSizeEncoder.GATHER_MIN_BYTES - 1, 2);
+    MessageBlock edge = new MessageBlock(10, 3, MessageCompressionType.NONE, ByteBuffer.allocate(0));
+    edge.messageBlock = slice(ExactSizeEncoder.GATHER_MIN_BYTES, 0);
+    MessageService.getMessage_result result = new MessageService.getMessage_result()
+        .setSuccess(new GetMessageResponse(List.of(big, small, edge, big), 13, "req#4"));
+    TMessage header = new TMessage("getMessage", TMessageType.REPLY, 11);
+
+    EncodedReply gathered = ExactSizeEncoder.encodeGathered(header, result);
+    byte[] array = ExactSizeEncoder.encode(header, result, null);
+
+    assertEquals(array.length, gathered.length());
+    assertArrayEquals(array, gathered.toArray());
+    assertEquals(7, gathered.partCount(), "framing, big, framing+small+framing, edge, framing, big, framing");
+    assertEquals(300_000, big.messageBlock.remaining(), "the payload buffers are left as they were");
+    byte[] again = ExactSizeEncoder.encode(header, result, null);
+    assertArrayEquals(array, again, "the thread's encoder is left as it was for the next reply");
+
+    // Referred to, not copied: a change to a block's array (which the server never makes) shows
+    // in the gathered reply for the large blocks only.
+    byte[] before = gathered.toArray();
+    flip(big.messageBlock);
+    flip(edge.messageBlock);
+    flip(small.messageBlock);
+    byte[] after = gathered.toArray();
+    int changed = 0;
+    for (int i = 0; i < before.length; i++) if (before[i] != after[i]) changed++;
+    assertEquals(2 * 300_000 + ExactSizeEncoder.GATHER_MIN_BYTES, changed,
+        "both copies of the big block and the edge one are views; the small one was copied");
+  }
+
+  /** Inverts every byte of {@code b}'s content in its backing array. */
+  private static void flip(ByteBuffer b) {
+    byte[] a = b.array();
+    for (int i = b.arrayOffset() + b.position(); i < b.arrayOffset() + b.limit(); i++) a[i] = (byte) ~a[i];
+  }
+
+  /**
    * The encoder a thread reuses: a reply whose encoding failed half-way (a struct missing a
    * required field) leaves nothing behind that changes the next reply's bytes.
    */

@@ -29,6 +29,7 @@ class PendingReplyTest {
     final HttpFields.Mutable headers = HttpFields.build();
     final List<Integer> writes = new ArrayList<>();
     final List<Boolean> lasts = new ArrayList<>();
+    final List<Boolean> direct = new ArrayList<>();
     final ByteArrayOutputStream body = new ByteArrayOutputStream();
     int status;
 
@@ -43,6 +44,7 @@ class PendingReplyTest {
             case "write" -> {
               ByteBuffer b = (ByteBuffer) args[1];
               writes.add(b.remaining());
+              direct.add(b.isDirect());
               lasts.add((Boolean) args[0]);
               byte[] copy = new byte[b.remaining()];
               b.get(copy);
@@ -73,7 +75,7 @@ class PendingReplyTest {
         new Timer().time(), () -> { });
     byte[] reply = reply(3 * SlicedReplyWrite.SLICE_BYTES + 1234);
 
-    assertTrue(pending.complete(reply, sent::incrementAndGet));
+    assertTrue(pending.complete(EncodedReply.of(reply), sent::incrementAndGet));
 
     assertEquals(List.of(SlicedReplyWrite.SLICE_BYTES, SlicedReplyWrite.SLICE_BYTES, SlicedReplyWrite.SLICE_BYTES,
         1234), r.writes, "a reply over one slice must be written slice by slice (written in one piece, the"
@@ -85,6 +87,35 @@ class PendingReplyTest {
     assertArrayEquals(reply, r.body.toByteArray());
     assertEquals(1, succeeded.get());
     assertEquals(1, sent.get());
+  }
+
+  /**
+   * A reply in parts (framing between views of stored blocks) is staged through one direct buffer
+   * of the pool: full slices, small parts written together, the bytes in order, and the buffer
+   * back in the pool once the reply is written.
+   */
+  @Test
+  void aReplyInPartsIsStagedThroughOnePooledDirectBuffer() {
+    RecordingResponse r = new RecordingResponse();
+    AtomicInteger succeeded = new AtomicInteger();
+    int stage = SlicedReplyWrite.STAGE_BYTES;
+    byte[] whole = reply(2 * stage + 5000);
+    // parts of every kind of size: tiny framing, a block larger than the buffer, one across its end
+    int[] cuts = {0, 3, 10, 10 + stage + 17, 10 + stage + 20, 2 * stage + 100, whole.length};
+    ByteBuffer[] parts = new ByteBuffer[cuts.length - 1];
+    for (int i = 0; i + 1 < cuts.length; i++) parts[i] = ByteBuffer.wrap(whole, cuts[i], cuts[i + 1] - cuts[i]);
+    org.eclipse.jetty.io.ArrayByteBufferPool pool = new org.eclipse.jetty.io.ArrayByteBufferPool();
+
+    SlicedReplyWrite.write(r.proxy(), EncodedReply.ofParts(parts), Callback.from(succeeded::incrementAndGet,
+        failure -> { }), pool);
+
+    assertEquals(List.of(stage, stage, 5000), r.writes);
+    assertEquals(List.of(false, false, true), r.lasts);
+    assertEquals(List.of(true, true, true), r.direct, "staged in a direct buffer: the JDK copies nothing more");
+    assertEquals(String.valueOf(whole.length), r.headers.get(HttpHeader.CONTENT_LENGTH));
+    assertArrayEquals(whole, r.body.toByteArray());
+    assertEquals(1, succeeded.get());
+    assertEquals(1, pool.getAvailableDirectByteBufferCount(), "the staging buffer went back to the pool");
   }
 
   @Test
