@@ -36,9 +36,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * producer sends) and {@code GetMessageResponse} (what a consumer receives), each carrying one
  * uncompressed block of {@code messages} messages of {@code messageBytes} bytes. The message block
  * is opaque bytes to Thrift, so the cost is the envelope plus one copy of the block.
- * {@code encodeGetReplyExact} is the server's reply encoding ({@code ExactSizeEncoder}: counted,
- * then written once into an exact-size array); its baseline is {@code encodeGetResponse}
- * ({@code TSerializer}: a growing buffer, then a trimmed copy).
+ * {@code encodeGetReplyExact} is the server's encoding of every reply but getMessage's ({@code
+ * ExactSizeEncoder}: counted, then written once into an exact-size array); its baseline is {@code
+ * encodeGetResponse} ({@code TSerializer}: a growing buffer, then a trimmed copy). A getMessage
+ * reply is gathered instead: see {@code GetReplyWriteBenchmark}.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -102,7 +103,7 @@ public class ThriftCodecBenchmark {
     return serializer.serialize(get);
   }
 
-  /** As the server encodes a getMessage reply now: counted first, then one exact-size array. */
+  /** As the server encodes a reply other than getMessage's: counted first, then one exact-size array. */
   @Benchmark
   public byte[] encodeGetReplyExact() {
     return ExactSizeEncoder.encode(REPLY_HEADER, getResult, null);
