@@ -93,12 +93,7 @@ public final class EncodedReply {
       return only.array(); // made by of(bytes): no copy needed, the array is not changed
     }
     byte[] out = new byte[length];
-    int at = 0;
-    for (ByteBuffer p : parts) {
-      int n = p.remaining();
-      p.duplicate().get(out, at, n);
-      at += n;
-    }
+    reader().copyTo(ByteBuffer.wrap(out));
     return out;
   }
 }

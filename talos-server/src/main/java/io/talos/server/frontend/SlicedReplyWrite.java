@@ -44,12 +44,12 @@ final class SlicedReplyWrite extends IteratingCallback {
   private final Response response;
   private final EncodedReply reply;
   private final Callback callback;
-  /** Parts of more than one: the pool the staging buffer comes from; else null. */
+  /** Where a reply in parts takes its staging buffer; null: the response's connector's pool. */
   private final ByteBufferPool pool;
   private RetainableByteBuffer staging;
   /** A reply in one part: the rest of it to write, or null before the first slice. */
   private ByteBuffer current;
-  /** A reply in parts: where the next staged bytes come from. */
+  /** A reply in parts: where the next staged bytes come from; null for a reply in one part. */
   private final EncodedReply.Reader reader;
   private int written;
 
@@ -58,22 +58,22 @@ final class SlicedReplyWrite extends IteratingCallback {
     this.reply = reply;
     this.callback = callback;
     this.pool = pool;
-    this.reader = pool == null ? null : reply.reader();
+    this.reader = reply.partCount() == 1 ? null : reply.reader();
   }
 
   /** Writes {@code reply} as the whole body and completes {@code callback} when it was written. */
   static void write(Response response, EncodedReply reply, Callback callback) {
-    write(response, reply, callback, reply.partCount() == 1 ? null : poolOf(response));
+    write(response, reply, callback, null);
   }
 
-  /** @param pool where a reply in parts takes its staging buffer (null for a reply in one part) */
+  /** @param pool where a reply in parts takes its staging buffer; null: the response's connector's */
   static void write(Response response, EncodedReply reply, Callback callback, ByteBufferPool pool) {
     if (reply.partCount() == 1 && reply.length() <= SLICE_BYTES) {
       response.write(true, reply.part(0), callback);
       return;
     }
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, reply.length());
-    new SlicedReplyWrite(response, reply, callback, reply.partCount() == 1 ? null : pool).iterate();
+    new SlicedReplyWrite(response, reply, callback, pool).iterate();
   }
 
   private static ByteBufferPool poolOf(Response response) {
@@ -84,7 +84,7 @@ final class SlicedReplyWrite extends IteratingCallback {
   @Override
   protected Action process() {
     if (written == reply.length()) return Action.SUCCEEDED;
-    ByteBuffer slice = pool == null ? nextSliceOfTheOnlyPart() : nextStagedSlice();
+    ByteBuffer slice = reader == null ? nextSliceOfTheOnlyPart() : nextStagedSlice();
     written += slice.remaining();
     response.write(written == reply.length(), slice, this);
     return Action.SCHEDULED;
@@ -100,7 +100,7 @@ final class SlicedReplyWrite extends IteratingCallback {
 
   /** A reply in parts: the next bytes of them, up to the staging buffer's size, copied into it. */
   private ByteBuffer nextStagedSlice() {
-    if (staging == null) staging = pool.acquire(STAGE_BYTES, true);
+    if (staging == null) staging = (pool != null ? pool : poolOf(response)).acquire(STAGE_BYTES, true);
     ByteBuffer out = staging.getByteBuffer();
     out.clear();
     out.limit(Math.min(out.capacity(), STAGE_BYTES));
