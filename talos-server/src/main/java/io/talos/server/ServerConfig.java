@@ -129,6 +129,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String GET_MAX_MESSAGES = "message.get.max.messages";
   public static final String GET_MAX_BYTES = "message.get.max.bytes";
   public static final String GET_INFLIGHT_MAX_BYTES = "message.get.inflight.max.bytes";
+  public static final String GET_READ_BUFFER_BYTES = "message.get.read.buffer.bytes";
   public static final String GET_WAIT_MAX_MS = "message.get.wait.max.ms";
   public static final String GET_WAITERS_MAX = "message.get.waiters.max";
 
@@ -373,6 +374,8 @@ public final class ServerConfig extends TalosConfig {
           "Most payload bytes one getMessage answers with (at least one block is always returned).")
       .define(GET_INFLIGHT_MAX_BYTES, Type.LONG, 64L * 1024 * 1024, Validator.between(1024, 1L << 40),
           "Most bytes of getMessage answers the server holds at once, over all gets, from the read until the answer is written to the connection. A get reserves what it may read (its maxGetMessageBytes, at most message.get.max.bytes) and then holds what its answer takes; one that finds less room reads only what is free (at least one block), one block only while the room is taken by gets still reading, and is answered EXCESSIVE_PENDING_MESSAGE (retriable) when answers already read fill it. Bounds the heap that concurrent large fetches take; keep it well under the heap.")
+      .define(GET_READ_BUFFER_BYTES, Type.LONG, 64L * 1024 * 1024, Validator.between(0, 1L << 40),
+          "Direct memory that getMessage reads segment records into, in pooled 64 KiB buffers: the file system reads into them and the answer is written to the connection from them, with no copy in the heap on the way; a buffer goes back to the pool once the answer that refers to it was written. When all of it is in use, reads use heap arrays (slower, never refused). Counts against the JVM's direct memory limit (-XX:MaxDirectMemorySize, by default the heap size). 0: reads always use heap arrays.")
       .define(GET_WAIT_MAX_MS, Type.LONG, 30_000L, Validator.between(0, 600_000),
           "Long poll: longest a getMessage that asks to wait (maxWaitMs, a Talos extension) is held when it finds nothing new, in ms; it is answered as soon as a message arrives. The wait also ends before the request's deadline. Parked gets hold no thread. 0 turns long poll off (gets are answered at once).")
       .define(GET_WAITERS_MAX, Type.INT, 10_000, Validator.between(0, 10_000_000),

@@ -295,7 +295,7 @@ public final class TalosServer implements AutoCloseable {
               new ApiHandler.LongPoll(config.getLong(ServerConfig.GET_WAIT_MAX_MS),
                   config.getInt(ServerConfig.GET_WAITERS_MAX)),
               new ApiHandler.GetReplies(config.getLong(ServerConfig.GET_INFLIGHT_MAX_BYTES),
-                  config.getInt(ServerConfig.GET_MAX_BYTES)),
+                  config.getInt(ServerConfig.GET_MAX_BYTES), config.getLong(ServerConfig.GET_READ_BUFFER_BYTES)),
               config.getBoolean(ServerConfig.SCHEDULING_INLINE_IDLE));
       this.api = api;
       if (clusterNode != null) {

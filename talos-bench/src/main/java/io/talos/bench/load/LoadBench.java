@@ -35,8 +35,9 @@ public final class LoadBench {
     Path talosHome = Path.of(System.getProperty("talos.home", "."));
 
     @Option(names = "--warmup", description = "Warm-up seconds before each measurement, not counted; also the length"
-        + " of the server warm-up after it starts (default: ${DEFAULT-VALUE}). Scenario 4 has its own --latency-warmup.")
-    double warmup = 3;
+        + " of the server warm-up after it starts (default: ${DEFAULT-VALUE}: on two cores the JIT compilers of a fresh"
+        + " server and client are busy for about that long). Scenario 4 has its own --latency-warmup.")
+    double warmup = 15;
 
     @Option(names = "--durability", description = "flush (acknowledged in the OS page cache, both systems) or sync"
         + " (fsync before acknowledging, both) (default: ${DEFAULT-VALUE}).")

@@ -10,6 +10,7 @@ import io.talos.server.auth.Authenticator;
 import io.talos.server.auth.Authenticator.AuthenticationException;
 import io.talos.server.auth.ReplayGuard;
 import io.talos.common.errors.TalosErrors;
+import io.talos.server.storage.ReadBufferPool;
 import io.talos.server.metadata.Credential;
 import io.talos.server.metadata.MetadataException;
 import io.talos.server.scheduling.Admission;
@@ -158,10 +159,13 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
    *
    * @param inflightMaxBytes {@code message.get.inflight.max.bytes}
    * @param maxBytesPerGet {@code message.get.max.bytes}
+   * @param readBufferBytes {@code message.get.read.buffer.bytes}: direct buffers that reads put
+   *     the answers' blocks in (see {@link ReadBufferPool})
    */
-  public record GetReplies(long inflightMaxBytes, int maxBytesPerGet) {}
+  public record GetReplies(long inflightMaxBytes, int maxBytesPerGet, long readBufferBytes) {}
 
   private final GetReplyBudget replyBudget;
+  private final ReadBufferPool readBuffers;
 
   /** Where long-polling gets park; null when long poll is off. */
   private final FetchWaiters waiters;
@@ -194,6 +198,10 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     this.inlineIdle = inlineIdle && storageThreads == 0;
     this.replyBudget = new GetReplyBudget(getReplies.inflightMaxBytes(), getReplies.maxBytesPerGet());
     metrics.gauge("message.get.inflight.bytes", () -> replyBudget::usedBytes);
+    this.readBuffers = new ReadBufferPool(getReplies.readBufferBytes());
+    metrics.gauge("message.get.read.buffer.out.bytes", () -> readBuffers::outBytes);
+    metrics.gauge("message.get.read.buffer.allocated.bytes", () -> readBuffers::allocatedBytes);
+    metrics.gauge("message.get.read.buffer.exhausted", () -> readBuffers::exhaustedCount);
     this.throttleTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "talos-throttle");
       t.setDaemon(true);
@@ -516,7 +524,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     MessageCallTask task = put
         ? new PutTask(messages, call, ctx, pending, metrics, putPriority, clockOffsetMs, storage)
         : new GetTask(dispatcher, call, ctx, pending, metrics, getPriority, clockOffsetMs, storage, afterGet,
-            waiters, t -> pool.submit(t).accepted(), replyBudget);
+            waiters, t -> pool.submit(t).accepted(), replyBudget, readBuffers);
     if (task.expiredAt(clock.millis())) {
       metrics.meter(PoolMetrics.EXPIRED).mark();
       forgetReplay.run(); // nothing ran: an identical retry is not a replay

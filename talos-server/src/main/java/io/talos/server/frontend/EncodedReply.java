@@ -8,10 +8,12 @@ import java.nio.ByteBuffer;
  * views of the stored message blocks it carries, which are not copied into it (see {@link
  * ExactSizeEncoder#encodeGathered}).
  *
- * <p>Contract: the arrays behind the parts are never changed once the reply exists (stored blocks
- * are read into arrays that are never reused, and the tail cache never changes an array it
- * holds), so the reply may be written later, on another thread, and a view keeps its array
- * alive until then. Immutable; {@link #part} hands out an independent view.
+ * <p>Contract: the buffers behind the parts are never changed while the reply exists (stored
+ * blocks are read into arrays that are never reused, or into pooled direct buffers that the get's
+ * {@link io.talos.server.storage.ReadLease} gives back only once the reply was written; the tail
+ * cache never changes an array it holds), so the reply may be written later, on another thread,
+ * and a view keeps its array alive until then. Immutable; {@link #part} hands out an independent
+ * view.
  */
 public final class EncodedReply {
   private final ByteBuffer[] parts;
@@ -66,10 +68,23 @@ public final class EncodedReply {
      * left. @return bytes copied (0 at the end, or when {@code out} is full)
      */
     public int copyTo(ByteBuffer out) {
+      return copyTo(out, false);
+    }
+
+    /**
+     * As {@link #copyTo(ByteBuffer)}, but stops before a part in a direct buffer: {@link
+     * #takeDirectPart} hands that out to be written from where it lies.
+     */
+    public int copyUntilDirectPart(ByteBuffer out) {
+      return copyTo(out, true);
+    }
+
+    private int copyTo(ByteBuffer out, boolean stopAtDirect) {
       int copied = 0;
       while (out.hasRemaining()) {
         if (current == null || !current.hasRemaining()) {
           if (nextPart == parts.length) break;
+          if (stopAtDirect && parts[nextPart].isDirect() && parts[nextPart].hasRemaining()) break;
           current = parts[nextPart++].duplicate();
           continue;
         }
@@ -79,6 +94,19 @@ public final class EncodedReply {
         copied += n;
       }
       return copied;
+    }
+
+    /**
+     * The next part, whole, when the reader is at its first byte and it lies in a direct buffer
+     * (a stored block read into a pooled buffer: the socket takes it from there, no copy); else
+     * null and nothing moves.
+     */
+    public ByteBuffer takeDirectPart() {
+      if (current != null && current.hasRemaining()) return null;
+      while (nextPart < parts.length && !parts[nextPart].hasRemaining()) nextPart++;
+      if (nextPart == parts.length || !parts[nextPart].isDirect()) return null;
+      current = null;
+      return parts[nextPart++].duplicate();
     }
   }
 

@@ -6,6 +6,8 @@ import java.util.function.Predicate;
 
 import com.codahale.metrics.MetricRegistry;
 import io.talos.common.errors.TalosErrors;
+import io.talos.server.storage.ReadBufferPool;
+import io.talos.server.storage.ReadLease;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
 import io.talos.thrift.GetMessageRequest;
@@ -48,11 +50,14 @@ final class GetTask extends MessageCallTask {
   private final GetReplyBudget budget;
   /** The request's own maxGetMessageBytes (0: the server's maximum), before any budget lowered it. */
   private final int askedMaxBytes;
+  /** Where reads take the buffers the answer refers to until it is sent ({@link ReadLease}). */
+  private final ReadBufferPool readBuffers;
   private volatile MessageService.getMessage_result lastResult;
 
   GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage) {
-    this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, storage, bytes -> { }, null, t -> false, null);
+    this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, storage, bytes -> { }, null, t -> false, null,
+        ReadBufferPool.NONE);
   }
 
   /**
@@ -61,22 +66,26 @@ final class GetTask extends MessageCallTask {
    *     without {@code waitedMs}, as a server without the extension)
    * @param resubmit hands a woken get back to the task pool; false if the pool refused it
    * @param budget bounds the answer bytes of all gets held at once; null: unbounded
+   * @param readBuffers the buffers reads may take for the answer, given back once it was sent
    */
   GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage, IntConsumer afterRead,
-      FetchWaiters waiters, Predicate<GetTask> resubmit, GetReplyBudget budget) {
+      FetchWaiters waiters, Predicate<GetTask> resubmit, GetReplyBudget budget, ReadBufferPool readBuffers) {
     this(dispatcher, call, ctx, reply, metrics, priority, clockOffsetMs, storage,
-        ((MessageService.getMessage_args) call.args()).getRequest(), afterRead, waiters, resubmit, budget);
+        ((MessageService.getMessage_args) call.args()).getRequest(), afterRead, waiters, resubmit, budget,
+        readBuffers);
   }
 
   private GetTask(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx, PendingReply reply,
       MetricRegistry metrics, int priority, long clockOffsetMs, StorageCalls storage, GetMessageRequest request,
-      IntConsumer afterRead, FetchWaiters waiters, Predicate<GetTask> resubmit, GetReplyBudget budget) {
+      IntConsumer afterRead, FetchWaiters waiters, Predicate<GetTask> resubmit, GetReplyBudget budget,
+      ReadBufferPool readBuffers) {
     super(call, ctx, reply, metrics, priority, request == null ? null : request.getTopicAndPartition(),
         request != null && request.isSetTimeoutTimestamp() ? request.getTimeoutTimestamp() : null, clockOffsetMs,
         storage);
     this.dispatcher = dispatcher;
     this.request = request;
+    this.readBuffers = java.util.Objects.requireNonNull(readBuffers, "readBuffers");
     // a get without a request, or with a negative maxGetMessageBytes, is refused by the service
     // as it stands; the budget only sizes gets that can be served
     this.budget = request != null && (!request.isSetMaxGetMessageBytes() || request.getMaxGetMessageBytes() >= 0)
@@ -121,10 +130,15 @@ final class GetTask extends MessageCallTask {
         return;
       }
       if (held != null) request.setMaxGetMessageBytes(held.grantedBytes());
-      Runnable release = held == null ? () -> { } : held::release;
+      // the read's buffers and the budget's room are both given back once the answer was sent
+      ReadLease lease = new ReadLease(readBuffers);
+      Runnable release = held == null ? lease::release : () -> {
+        lease.release();
+        held.release();
+      };
       try {
         if (waiters == null) {
-          EncodedReply answer = dispatcher.executeGathered(call, ctx, null);
+          EncodedReply answer = read(lease, null);
           afterRead.accept(answer.length());
           if (held != null) held.resizeTo(answer.length());
           replyEncoded(answer, release);
@@ -133,8 +147,7 @@ final class GetTask extends MessageCallTask {
         FetchWaiters.Slot slot = waiters.slot(topic, partition);
         long seen = slot.appends(); // before the read: see FetchWaiters
         MessageService.getMessage_result[] result = new MessageService.getMessage_result[1];
-        EncodedReply encoded = dispatcher.executeGathered(call, ctx,
-            r -> result[0] = (MessageService.getMessage_result) r);
+        EncodedReply encoded = read(lease, r -> result[0] = (MessageService.getMessage_result) r);
         if (result[0] == null || !result[0].isSetSuccess()) {
           replyEncoded(encoded, release); // an error: answered at once, never parked
           return;
@@ -162,6 +175,20 @@ final class GetTask extends MessageCallTask {
         release.run();
         throw e;
       }
+    }
+  }
+
+  /**
+   * Runs the call with {@code lease} bound to this thread: the read puts the blocks in its buffers,
+   * which the encoded answer refers to (see {@link ExactSizeEncoder#encodeGathered}).
+   */
+  @SuppressWarnings("rawtypes")
+  private EncodedReply read(ReadLease lease, java.util.function.Consumer<TBase> result) {
+    ReadLease.bind(lease);
+    try {
+      return dispatcher.executeGathered(call, ctx, result);
+    } finally {
+      ReadLease.unbind();
     }
   }
 

@@ -23,11 +23,12 @@ import org.eclipse.jetty.util.IteratingCallback;
  * one call as before.
  *
  * <p>A reply in several parts (a getMessage reply that refers to its stored blocks, see {@link
- * ExactSizeEncoder#encodeGathered}) is copied part after part into one direct buffer of {@link
- * #STAGE_BYTES}, taken from Jetty's pool for the reply's duration and written from there, one
- * buffer's worth at a time: its bytes are copied once on their way to the socket (the JDK copies
- * nothing more for a direct buffer), and small parts are written together rather than one system
- * call each.
+ * ExactSizeEncoder#encodeGathered}): a part in a direct buffer (a block read into a pooled read
+ * buffer) is written from where it lies; the others are copied part after part into one direct
+ * buffer of {@link #STAGE_BYTES}, taken from Jetty's pool for the reply's duration and written
+ * from there, one buffer's worth (or the bytes up to the next direct part) at a time: their bytes
+ * are copied once on their way to the socket (the JDK copies nothing more for a direct buffer),
+ * and small parts are written together rather than one system call each.
  *
  * <p>Sets {@code Content-Length}: with several writes Jetty would otherwise answer chunked.
  * One instance per reply; Jetty calls it back from one write at a time.
@@ -98,13 +99,18 @@ final class SlicedReplyWrite extends IteratingCallback {
     return slice;
   }
 
-  /** A reply in parts: the next bytes of them, up to the staging buffer's size, copied into it. */
+  /**
+   * A reply in parts: the next part itself if it lies in a direct buffer, else the next bytes up
+   * to such a part or to the staging buffer's size, copied into it.
+   */
   private ByteBuffer nextStagedSlice() {
+    ByteBuffer direct = reader.takeDirectPart();
+    if (direct != null) return direct;
     if (staging == null) staging = (pool != null ? pool : poolOf(response)).acquire(STAGE_BYTES, true);
     ByteBuffer out = staging.getByteBuffer();
     out.clear();
     out.limit(Math.min(out.capacity(), STAGE_BYTES));
-    reader.copyTo(out);
+    reader.copyUntilDirectPart(out);
     out.flip();
     return out;
   }

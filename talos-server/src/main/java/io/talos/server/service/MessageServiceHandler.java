@@ -12,6 +12,7 @@ import io.talos.server.storage.PartitionLog;
 import io.talos.server.storage.PartitionOffsets;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.ReadablePartition;
+import io.talos.server.storage.ReadLease;
 import io.talos.server.storage.StoredBlock;
 import io.talos.thrift.ErrorCode;
 import io.talos.thrift.GalaxyTalosException;
@@ -408,16 +409,18 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
           + " is negative; use 0 (answer at once) or a wait in ms (the server caps it)");
     }
     List<StoredBlock> stored;
+    // set by the task that writes the reply and releases it then: the blocks may live in its buffers
+    ReadLease lease = ReadLease.bound();
     try {
       try {
-        stored = log.read(offset, maxMessages, maxBytes);
+        stored = log.read(offset, maxMessages, maxBytes, lease);
       } catch (IOException e) {
         // Closed meanwhile (idle, or over the open limits; not fenced): read it reopened, once.
         if (!log.isClosed() || log.isFenced() || e instanceof CorruptRecordException) {
           throw e;
         }
         log = readable(topic, partition);
-        stored = log.read(offset, maxMessages, maxBytes);
+        stored = log.read(offset, maxMessages, maxBytes, lease);
       }
     } catch (PartitionFencedException e) {
       throw TalosErrors.of(ErrorCode.PARTITION_NOT_SERVING, "partition " + partition + " of topic '" + topic.name()

@@ -3,6 +3,7 @@ package io.talos.server.storage;
 import java.io.EOFException;
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -13,6 +14,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -698,6 +700,43 @@ final class LogSegment {
   }
 
   /**
+   * As {@link #readFully(long, byte[], int, int)}, into {@code buf[0, len)}: a heap buffer's
+   * array, or a direct buffer, which the input stream reads into itself when it can ({@code
+   * ByteBufferPositionedReadable}: the local file system's {@link LocalFileInputStream} and hdfs
+   * do), so that no copy is made on the way. Ignores and keeps {@code buf}'s position and limit.
+   */
+  void readFully(long position, ByteBuffer buf, int len) throws IOException {
+    if (buf.hasArray()) {
+      readFully(position, buf.array(), buf.arrayOffset(), len);
+      return;
+    }
+    if (cache.read(this, position, buf, len)) return;
+    if (leaseRecoveryNeeded) finishLeaseRecovery();
+    FSDataInputStream stale = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      FSDataInputStream s;
+      inputLock.readLock().lock();
+      try {
+        if (inputClosed) throw new IOException("segment " + logPath + " is closed");
+        s = in;
+        if (s != null && s != stale) {
+          try {
+            readFully(s, position, buf, len);
+            return;
+          } catch (EOFException e) {
+            if (attempt == 2) throw e;
+          }
+        }
+      } finally {
+        inputLock.readLock().unlock();
+      }
+      reopenInput(s);
+      stale = s;
+    }
+    throw new EOFException("could not read " + len + " bytes at position " + position + " of " + logPath);
+  }
+
+  /**
    * Reads exactly {@code len} bytes at {@code position}, which the caller knows are in the file.
    * Reopens the shared stream once if it ends early (it was opened when the file was shorter).
    */
@@ -722,19 +761,34 @@ final class LogSegment {
       } finally {
         inputLock.readLock().unlock();
       }
-      inputLock.writeLock().lock();
-      try {
-        if (inputClosed) throw new IOException("segment " + logPath + " is closed");
-        if (in == s) {
-          if (in != null) closeQuietly(in);
-          in = fs.open(logPath);
-        }
-        stale = s;
-      } finally {
-        inputLock.writeLock().unlock();
-      }
+      reopenInput(s);
+      stale = s;
     }
     throw new EOFException("could not read " + len + " bytes at position " + position + " of " + logPath);
+  }
+
+  private static void readFully(FSDataInputStream s, long position, ByteBuffer buf, int len) throws IOException {
+    if (s.hasCapability(StreamCapabilities.PREADBYTEBUFFER)) {
+      s.readFully(position, buf.duplicate().clear().limit(len));
+    } else { // a file system without byte-buffer reads: through an array
+      byte[] bytes = new byte[len];
+      s.readFully(position, bytes, 0, len);
+      buf.duplicate().clear().put(0, bytes);
+    }
+  }
+
+  /** Opens the shared input again unless another reader did since {@code s} was read (null: never opened). */
+  private void reopenInput(FSDataInputStream s) throws IOException {
+    inputLock.writeLock().lock();
+    try {
+      if (inputClosed) throw new IOException("segment " + logPath + " is closed");
+      if (in == s) {
+        if (in != null) closeQuietly(in);
+        in = fs.open(logPath);
+      }
+    } finally {
+      inputLock.writeLock().unlock();
+    }
   }
 
   /**
@@ -784,7 +838,17 @@ final class LogSegment {
 
   /** A cursor over the records from {@code position} (a record boundary) to {@code limit} bytes. */
   RecordCursor cursor(long position, long limit) {
-    return new RecordCursor(position, limit);
+    return new RecordCursor(position, limit, Long.MAX_VALUE, null);
+  }
+
+  /**
+   * As {@link #cursor(long, long)}, for a reader that expects to need about the bytes up to
+   * {@code wantedEnd} (a read of a few kilobytes does not read a whole buffer ahead; more is read
+   * if a record needs it). The blocks it hands out are read into buffers of {@code lease} (valid
+   * until it is released; may be null) while its pool has some to spare, else into heap arrays.
+   */
+  RecordCursor cursor(long position, long limit, long wantedEnd, ReadLease lease) {
+    return new RecordCursor(position, limit, wantedEnd, lease);
   }
 
   /**
@@ -794,18 +858,22 @@ final class LogSegment {
    */
   final class RecordCursor {
     private final long limit;
+    /** Reads ahead at most up to here (unless a record needs more). */
+    private final long wantedEnd;
+    private final ReadLease lease;
     private long position;
-    private byte[] buf;
+    /** The bytes [bufStart, bufStart + bufLen) of the file at indexes [0, bufLen); null before the first read. */
+    private ByteBuffer buf;
     private long bufStart;
     private int bufLen;
-    /** Whether a block handed out refers to {@code buf}: the next refill then needs a new array. */
+    /** Whether a block handed out refers to {@code buf}: the next refill then needs a new buffer. */
     private boolean bufHandedOut;
 
-    private RecordCursor(long position, long limit) {
+    private RecordCursor(long position, long limit, long wantedEnd, ReadLease lease) {
       this.position = position;
       this.limit = limit;
-      // grows in fill() when a record is larger
-      this.buf = new byte[(int) Math.max(RecordFormat.HEADER_BYTES, Math.min(READ_CHUNK_BYTES, limit - position))];
+      this.wantedEnd = wantedEnd;
+      this.lease = lease;
     }
 
     long position() {
@@ -818,7 +886,7 @@ final class LogSegment {
       long available = limit - position;
       int off = fill(position, (int) Math.min(RecordFormat.LENGTH_PREFIX_BYTES, available));
       int length = RecordFormat.readLength(buf, off, available);
-      off = fill(position, RecordFormat.headerBytes(buf[off]));
+      off = fill(position, RecordFormat.headerBytes(buf.get(off)));
       return RecordFormat.parseHeader(buf, off, length);
     }
 
@@ -851,7 +919,7 @@ final class LogSegment {
         int off = fill(position, (int) Math.min(RecordFormat.LENGTH_PREFIX_BYTES, available));
         int length = RecordFormat.readLength(buf, off, available);
         long nextPos = position + length;
-        RecordCursor probe = new RecordCursor(nextPos, limit);
+        RecordCursor probe = new RecordCursor(nextPos, limit, Long.MAX_VALUE, null);
         while (probe.position() < limit) {
           RecordFormat.Header h = probe.next();
           probe.verify(h);
@@ -867,21 +935,35 @@ final class LogSegment {
 
     /** Makes {@code [pos, pos + n)} available in the buffer; returns its index in the buffer. */
     private int fill(long pos, int n) throws IOException {
-      if (pos >= bufStart && pos + n <= bufStart + bufLen) return (int) (pos - bufStart);
-      if (bufHandedOut) {
-        // blocks handed out are slices of the old array: read into a new one, sized for what is
-        // left up to a chunk, or for the record if it is larger
-        buf = new byte[(int) Math.max(n, Math.min(READ_CHUNK_BYTES, limit - pos))];
+      if (buf != null && pos >= bufStart && pos + n <= bufStart + bufLen) return (int) (pos - bufStart);
+      // what to read: the n bytes asked for, and ahead up to the reader's wanted end
+      long wanted = Math.max(n, Math.min(limit, Math.max(wantedEnd, pos)) - pos);
+      if (buf == null || bufHandedOut || n > buf.capacity()) {
+        // blocks handed out are slices of the old buffer: read into another one
+        buf = newBuffer(n, wanted);
         bufHandedOut = false;
-      } else if (n > buf.length) {
-        buf = new byte[n];
       }
-      int toRead = (int) Math.min(buf.length, limit - pos);
-      if (toRead < n) throw new EOFException("need " + n + " bytes at " + pos + ", only " + toRead + " readable");
-      readFully(pos, buf, 0, toRead);
+      long readable = Math.min(buf.capacity(), limit - pos);
+      if (readable < n) throw new EOFException("need " + n + " bytes at " + pos + ", only " + readable + " readable");
+      int toRead = (int) Math.min(readable, wanted);
+      bufLen = 0; // the buffer's old content is gone whether or not the read succeeds
+      readFully(pos, buf, toRead);
       bufStart = pos;
       bufLen = toRead;
       return 0;
+    }
+
+    /**
+     * A buffer of the lease for a read of {@code n} bytes and ahead, when it fits one and the pool
+     * has one to spare; else a heap array sized for what is wanted up to a chunk, or for the
+     * record if it is larger.
+     */
+    private ByteBuffer newBuffer(int n, long wanted) {
+      if (lease != null && n <= ReadBufferPool.BUFFER_BYTES) {
+        ByteBuffer pooled = lease.tryTake();
+        if (pooled != null) return pooled;
+      }
+      return ByteBuffer.wrap(new byte[(int) Math.max(n, Math.min(READ_CHUNK_BYTES, wanted))]);
     }
   }
 

@@ -107,9 +107,7 @@ public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
 
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
-    FSDataInputStream in = super.open(f, bufferSize);
-    if (dropBehind == null) return in;
-    return new FSDataInputStream(new DropBehindInputStream(in, pathToFile(f), dropBehind));
+    return new FSDataInputStream(new LocalFileInputStream(super.open(f, bufferSize), pathToFile(f), dropBehind));
   }
 
   @Override

@@ -839,6 +839,16 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   @Override
   public List<StoredBlock> read(long offset, int maxMessages, int maxBytes)
       throws OffsetOutOfRangeException, IOException {
+    return read(offset, maxMessages, maxBytes, null);
+  }
+
+  /**
+   * As {@link #read(long, int, int)}; the blocks are read into buffers of {@code lease} (if not
+   * null) while its pool has some to spare, and are valid only until it is released.
+   */
+  @Override
+  public List<StoredBlock> read(long offset, int maxMessages, int maxBytes, ReadLease lease)
+      throws OffsetOutOfRangeException, IOException {
     if (maxMessages < 1) throw new IllegalArgumentException("maxMessages=" + maxMessages + " must be >= 1");
     if (maxBytes < 0) throw new IllegalArgumentException("maxBytes=" + maxBytes + " must be >= 0");
     segmentsLock.readLock().lock();
@@ -851,7 +861,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       if (offset < start || offset > end) {
         throw new OffsetOutOfRangeException(dir.toString(), offset, start, end);
       }
-      return readBlocks(dir, segs, end, offset, maxMessages, maxBytes);
+      return readBlocks(dir, segs, end, offset, maxMessages, maxBytes, lease);
     } finally {
       segmentsLock.readLock().unlock();
     }
@@ -887,10 +897,14 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   /**
    * The read of {@link #read} over {@code segs} (ascending, covering {@code offset}) below {@code
    * end}, shared with the read-only {@link PartitionReader}; the caller checked the range and
-   * keeps the segments' inputs open meanwhile.
+   * keeps the segments' inputs open meanwhile. {@code lease}: see {@link #read(long, int, int,
+   * ReadLease)}; may be null.
    */
+  /** Read ahead beyond twice the bytes an answer may still take: see {@link #readBlocks}. */
+  private static final long READ_AHEAD_SLACK_BYTES = 64 * 1024;
+
   static List<StoredBlock> readBlocks(Path dir, List<LogSegment> segs, long end, long offset, int maxMessages,
-      int maxBytes) throws IOException {
+      int maxBytes, ReadLease lease) throws IOException {
     List<StoredBlock> result = new ArrayList<>();
     long target = offset;
     long messages = 0;
@@ -905,7 +919,11 @@ public final class PartitionLog implements Closeable, ReadablePartition {
             + " are lost: " + (prev.lostTail() != null ? prev.lostTail() : "no segment holds them"));
       }
       long limit = seg.validBytes();
-      LogSegment.RecordCursor c = seg.cursor(Math.min(seg.readStart(target), limit), limit);
+      long from = Math.min(seg.readStart(target), limit);
+      // read ahead about what the answer may take: its payload bytes, room for the records' headers
+      // and for the records before the target that the cursor skips
+      long wantedEnd = from + Math.min(Long.MAX_VALUE / 4, 2L * (maxBytes - bytes) + READ_AHEAD_SLACK_BYTES);
+      LogSegment.RecordCursor c = seg.cursor(from, limit, wantedEnd, lease);
       try {
         RecordFormat.Header h;
         while ((h = c.next()) != null) {

@@ -182,7 +182,7 @@ public final class PartitionReader implements Closeable, ReadablePartition {
       long start = s.segments().isEmpty() ? end : Math.min(s.segments().get(0).baseOffset(), end);
       if (offset < start || offset > end) throw new OffsetOutOfRangeException(dir.toString(), offset, start, end);
       if (offset == end) return List.of();
-      return PartitionLog.readBlocks(dir, s.segments(), end, offset, maxMessages, maxBytes);
+      return PartitionLog.readBlocks(dir, s.segments(), end, offset, maxMessages, maxBytes, null);
     } finally {
       segmentsLock.readLock().unlock();
     }

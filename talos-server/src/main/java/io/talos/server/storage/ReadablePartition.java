@@ -25,6 +25,15 @@ public interface ReadablePartition {
   List<StoredBlock> read(long offset, int maxMessages, int maxBytes) throws OffsetOutOfRangeException, IOException;
 
   /**
+   * As {@link #read(long, int, int)}, possibly into buffers of {@code lease} (see {@link
+   * PartitionLog#read(long, int, int, ReadLease)}); this default reads into heap arrays.
+   */
+  default List<StoredBlock> read(long offset, int maxMessages, int maxBytes, ReadLease lease)
+      throws OffsetOutOfRangeException, IOException {
+    return read(offset, maxMessages, maxBytes);
+  }
+
+  /**
    * The offset of the first message appended at or after {@code timestampMs} (append timestamps,
    * the server's clock); {@link #endOffset()} when every readable message is older. Uses the
    * segments' newest timestamps to skip whole segments and their {@link TimeIndex} within one.

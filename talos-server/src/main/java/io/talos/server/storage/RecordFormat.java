@@ -154,16 +154,22 @@ public final class RecordFormat {
    *     beyond it means the record was not completely written
    */
   public static int readLength(byte[] buf, int off, long available) throws CorruptRecordException {
+    return readLength(ByteBuffer.wrap(buf), off, available);
+  }
+
+  /** As {@link #readLength(byte[], int, long)}, at index {@code off} of {@code buf} (its position is not used). */
+  public static int readLength(ByteBuffer buf, int off, long available) throws CorruptRecordException {
     if (available < LENGTH_PREFIX_BYTES) {
       throw new CorruptRecordException("only " + available + " bytes left, less than a record's "
           + LENGTH_PREFIX_BYTES + "-byte length prefix");
     }
-    if (buf[off] != MAGIC_V1 && buf[off] != MAGIC_V2) {
+    byte magic = buf.get(off);
+    if (magic != MAGIC_V1 && magic != MAGIC_V2) {
       throw new CorruptRecordException(String.format("bad magic byte 0x%02x (expected 0x%02x or 0x%02x)",
-          buf[off] & 0xff, MAGIC_V1, MAGIC_V2));
+          magic & 0xff, MAGIC_V1, MAGIC_V2));
     }
-    int header = headerBytes(buf[off]);
-    int length = ByteBuffer.wrap(buf, off + LENGTH_FIELD, 4).getInt();
+    int header = headerBytes(magic);
+    int length = buf.getInt(off + LENGTH_FIELD);
     if (length < header || length - header > MAX_PAYLOAD_BYTES) {
       throw new CorruptRecordException("record length " + length + " is outside ["
           + header + ", " + (header + MAX_PAYLOAD_BYTES) + "]");
@@ -185,21 +191,25 @@ public final class RecordFormat {
    * and whose length was checked by {@link #readLength}. Does not check the CRC.
    */
   public static Header parseHeader(byte[] buf, int off, int recordLength) throws CorruptRecordException {
-    boolean v2 = buf[off] == MAGIC_V2;
+    return parseHeader(ByteBuffer.wrap(buf), off, recordLength);
+  }
+
+  /** As {@link #parseHeader(byte[], int, int)}, at index {@code off} of {@code buf}. */
+  public static Header parseHeader(ByteBuffer buf, int off, int recordLength) throws CorruptRecordException {
+    boolean v2 = buf.get(off) == MAGIC_V2;
     int headerBytes = v2 ? HEADER_BYTES_V2 : HEADER_BYTES;
-    ByteBuffer b = ByteBuffer.wrap(buf, off + 9, headerBytes - 9);
-    long startOffset = b.getLong();
-    int messageCount = b.getInt();
-    long appendTimestampMs = b.getLong();
-    b.position(b.position() + 16); // createTimestampMs, compressionType, messageBlockSize
+    long startOffset = buf.getLong(off + 9);
+    int messageCount = buf.getInt(off + 17);
+    long appendTimestampMs = buf.getLong(off + 21);
+    // then createTimestampMs, compressionType, messageBlockSize (16 bytes from off + 29)
     ProducerTag producer = null;
     if (v2) {
-      producer = new ProducerTag(b.getLong(), b.getInt(), b.getInt());
+      producer = new ProducerTag(buf.getLong(off + 45), buf.getInt(off + 53), buf.getInt(off + 57));
       if (producer.producerId() <= 0 || producer.sequence() < 0 || producer.recordsLeftInPut() < 0) {
         throw new CorruptRecordException("invalid producer fields " + producer);
       }
     }
-    int payloadLength = b.getInt();
+    int payloadLength = buf.getInt(off + headerBytes - 4);
     if (payloadLength != recordLength - headerBytes) {
       throw new CorruptRecordException("payload length " + payloadLength + " disagrees with record length "
           + recordLength);
@@ -215,8 +225,15 @@ public final class RecordFormat {
 
   /** Checks the CRC of the whole record at {@code buf[off]}, {@code recordLength} bytes. */
   public static void verifyCrc(byte[] buf, int off, int recordLength) throws CorruptRecordException {
-    int stored = ByteBuffer.wrap(buf, off + CRC_FIELD, 4).getInt();
-    int actual = crc(buf, off, recordLength);
+    verifyCrc(ByteBuffer.wrap(buf), off, recordLength);
+  }
+
+  /** As {@link #verifyCrc(byte[], int, int)}, at index {@code off} of {@code buf}. */
+  public static void verifyCrc(ByteBuffer buf, int off, int recordLength) throws CorruptRecordException {
+    int stored = buf.getInt(off + CRC_FIELD);
+    CRC32C crc = new CRC32C();
+    crc.update(buf.duplicate().limit(off + recordLength).position(off + CRC_COVERED_FROM));
+    int actual = (int) crc.getValue();
     if (stored != actual) {
       throw new CorruptRecordException(String.format("CRC32C mismatch: stored 0x%08x, computed 0x%08x",
           stored, actual));
@@ -224,26 +241,27 @@ public final class RecordFormat {
   }
 
   /**
-   * Decodes a whole record (length, header and CRC all checked), copying its payload.
+   * Decodes a whole record (length, header and CRC all checked); its payload is a slice of
+   * {@code buf}, not a copy.
    *
    * @param available bytes from {@code off} that belong to whole records in the file
    */
   public static StoredBlock decode(byte[] buf, int off, long available) throws CorruptRecordException {
-    int length = readLength(buf, off, available);
-    Header h = parseHeader(buf, off, length);
-    verifyCrc(buf, off, length);
-    return toStoredBlock(buf, off, h);
+    ByteBuffer b = ByteBuffer.wrap(buf);
+    int length = readLength(b, off, available);
+    Header h = parseHeader(b, off, length);
+    verifyCrc(b, off, length);
+    return toStoredBlock(b, off, h);
   }
 
   /** Builds the block of a record already checked with {@link #parseHeader} and {@link #verifyCrc}. */
-  static StoredBlock toStoredBlock(byte[] buf, int off, Header h) {
-    ByteBuffer b = ByteBuffer.wrap(buf, off + 29, 12);
-    long createTimestampMs = b.getLong();
-    int compressionType = b.getInt();
-    int messageBlockSize = ByteBuffer.wrap(buf, off + 41, 4).getInt();
+  static StoredBlock toStoredBlock(ByteBuffer buf, int off, Header h) {
+    long createTimestampMs = buf.getLong(off + 29);
+    int compressionType = buf.getInt(off + 37);
+    int messageBlockSize = buf.getInt(off + 41);
     // A slice of buf, not a copy: the caller no longer writes to buf (see StoredBlock).
     return new StoredBlock(h.startOffset(), h.messageCount(), compressionType, h.appendTimestampMs(),
-        createTimestampMs, messageBlockSize, buf, off + h.headerBytes(), h.recordLength() - h.headerBytes());
+        createTimestampMs, messageBlockSize, buf.slice(off + h.headerBytes(), h.recordLength() - h.headerBytes()));
   }
 
   private static int crc(byte[] buf, int off, int recordLength) {

@@ -1,15 +1,15 @@
 package io.talos.server.storage;
 
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 
 /**
  * One message block as the partition log stores and returns it. The payload is opaque to the
  * server: a compressed run of serialized messages, exactly as the client sent it.
  *
- * <p>The payload is {@code buffer[payloadOffset, payloadOffset + payloadLength)}: a read hands
- * out slices of the array it read the records into instead of copying each payload out of it.
- * Nobody writes to that array once a block refers to it.
+ * <p>The payload is {@code payloadBytes} from position 0 to its limit: a read hands out slices of
+ * the buffer it read the records into (a heap array, or a pooled direct buffer valid until its
+ * {@link ReadLease} is released) instead of copying each payload out of it. Nobody writes to that
+ * buffer while a block refers to it; readers take {@link #payloadBuffer()}, a view of their own.
  *
  * @param startOffset offset of the block's first message; the block holds
  *     [startOffset, startOffset + messageCount)
@@ -18,35 +18,40 @@ import java.util.Arrays;
  * @param createTimestampMs the client's create time, or -1
  */
 public record StoredBlock(long startOffset, int messageCount, int compressionType,
-    long appendTimestampMs, long createTimestampMs, int messageBlockSize, byte[] buffer,
-    int payloadOffset, int payloadLength) {
+    long appendTimestampMs, long createTimestampMs, int messageBlockSize, ByteBuffer payloadBytes) {
 
   public StoredBlock {
-    if (payloadOffset < 0 || payloadLength < 0 || payloadOffset + payloadLength > buffer.length) {
-      throw new IllegalArgumentException("payload [" + payloadOffset + ", +" + payloadLength
-          + ") outside a buffer of " + buffer.length + " bytes");
-    }
+    payloadBytes = payloadBytes.slice(); // position 0, limit the length, a position of its own
   }
 
   /** A block whose payload is all of {@code payload}. */
   public StoredBlock(long startOffset, int messageCount, int compressionType, long appendTimestampMs,
       long createTimestampMs, int messageBlockSize, byte[] payload) {
     this(startOffset, messageCount, compressionType, appendTimestampMs, createTimestampMs,
-        messageBlockSize, payload, 0, payload.length);
+        messageBlockSize, ByteBuffer.wrap(payload));
   }
 
   public long nextOffset() {
     return startOffset + messageCount;
   }
 
-  /** The payload as a buffer over the shared array (position at its first byte); no copy. */
-  public ByteBuffer payloadBuffer() {
-    return ByteBuffer.wrap(buffer, payloadOffset, payloadLength);
+  public int payloadLength() {
+    return payloadBytes.limit();
   }
 
-  /** The payload in an array of its own: the buffer itself when it holds exactly the payload, else a copy. */
+  /** The payload as a view of the shared buffer (position at its first byte); no copy. */
+  public ByteBuffer payloadBuffer() {
+    return payloadBytes.duplicate();
+  }
+
+  /** The payload in an array of its own: the backing array when it holds exactly the payload, else a copy. */
   public byte[] payload() {
-    return payloadOffset == 0 && payloadLength == buffer.length ? buffer
-        : Arrays.copyOfRange(buffer, payloadOffset, payloadOffset + payloadLength);
+    if (payloadBytes.hasArray() && payloadBytes.arrayOffset() == 0
+        && payloadBytes.array().length == payloadBytes.limit()) {
+      return payloadBytes.array();
+    }
+    byte[] copy = new byte[payloadBytes.limit()];
+    payloadBytes.get(0, copy);
+    return copy;
   }
 }

@@ -1,7 +1,10 @@
 package io.talos.server.storage;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -18,7 +21,7 @@ import java.util.TreeMap;
  * first across all segments, which keeps the newest data of every partition. A batch larger than
  * the capacity is not cached. A segment's batches are dropped when it is closed or deleted.
  *
- * <p>Thread-safe: one lock, held to find or change entries; {@link #read} copies the bytes after
+ * <p>Thread-safe: one lock, held to find or change entries; {@code read} copies the bytes after
  * releasing it (cached arrays are never changed).
  */
 public final class TailCache {
@@ -70,40 +73,60 @@ public final class TailCache {
    * @return whether it did; on false {@code buf} may have been partly written
    */
   public boolean read(Object segment, long position, byte[] buf, int off, int len) {
-    // The cached arrays never change once put, so only finding them needs the lock; the copy
-    // (up to a fetch's megabytes) is made after it is released, not while every other partition's
-    // reads and appends wait for it.
-    java.util.List<byte[]> sources = new java.util.ArrayList<>(2);
-    java.util.List<long[]> ranges = new java.util.ArrayList<>(2); // {from, n}
-    synchronized (this) {
-      TreeMap<Long, byte[]> chunks = bySegment.get(segment);
-      if (chunks == null) {
-        misses++;
-        return false;
-      }
-      long pos = position;
-      long end = position + len;
-      while (pos < end) {
-        Map.Entry<Long, byte[]> e = chunks.floorEntry(pos);
-        if (e == null || e.getKey() + e.getValue().length <= pos) {
-          misses++;
-          return false;
-        }
-        int from = (int) (pos - e.getKey());
-        int n = (int) Math.min(e.getValue().length - from, end - pos);
-        sources.add(e.getValue());
-        ranges.add(new long[] {from, n});
-        pos += n;
-      }
-      hits++;
-    }
+    ByteBuffer[] pieces = find(segment, position, len);
+    if (pieces == null) return false;
     int at = off;
-    for (int i = 0; i < sources.size(); i++) {
-      long[] r = ranges.get(i);
-      System.arraycopy(sources.get(i), (int) r[0], buf, at, (int) r[1]);
-      at += (int) r[1];
+    for (ByteBuffer p : pieces) {
+      int n = p.remaining();
+      p.get(buf, at, n);
+      at += n;
     }
     return true;
+  }
+
+  /** As {@link #read(Object, long, byte[], int, int)}, into {@code buf[0, len)} (its position and limit are ignored and kept). */
+  public boolean read(Object segment, long position, ByteBuffer buf, int len) {
+    ByteBuffer[] pieces = find(segment, position, len);
+    if (pieces == null) return false;
+    ByteBuffer dst = buf.duplicate().clear();
+    int at = 0;
+    for (ByteBuffer p : pieces) {
+      int n = p.remaining();
+      dst.put(at, p, p.position(), n);
+      at += n;
+    }
+    return true;
+  }
+
+  /**
+   * Views of the cached batches that together hold {@code [position, position + len)} of
+   * {@code segment}, in order, or null if the cache does not hold all of it. The cached arrays
+   * never change once put, so only finding them needs the lock; the copy (up to a fetch's
+   * megabytes) is made after it is released, not while every other partition's reads and appends
+   * wait for it.
+   */
+  private synchronized ByteBuffer[] find(Object segment, long position, int len) {
+    TreeMap<Long, byte[]> chunks = bySegment.get(segment);
+    if (chunks == null) {
+      misses++;
+      return null;
+    }
+    List<ByteBuffer> pieces = new ArrayList<>(2);
+    long pos = position;
+    long end = position + len;
+    while (pos < end) {
+      Map.Entry<Long, byte[]> e = chunks.floorEntry(pos);
+      if (e == null || e.getKey() + e.getValue().length <= pos) {
+        misses++;
+        return null;
+      }
+      int from = (int) (pos - e.getKey());
+      int n = (int) Math.min(e.getValue().length - from, end - pos);
+      pieces.add(ByteBuffer.wrap(e.getValue(), from, n));
+      pos += n;
+    }
+    hits++;
+    return pieces.toArray(new ByteBuffer[0]);
   }
 
   /** Drops every cached batch of {@code segment}. */

@@ -118,6 +118,31 @@ class PendingReplyTest {
     assertEquals(1, pool.getAvailableDirectByteBufferCount(), "the staging buffer went back to the pool");
   }
 
+  /**
+   * A part in a direct buffer (a block read into a pooled read buffer) is written from where it
+   * lies, not copied into the staging buffer; the parts around it are staged as before.
+   */
+  @Test
+  void aPartInADirectBufferIsWrittenFromWhereItLies() {
+    RecordingResponse r = new RecordingResponse();
+    byte[] whole = reply(300_000);
+    ByteBuffer block = ByteBuffer.allocateDirect(200_000).put(whole, 50, 200_000).flip();
+    ByteBuffer[] parts = {ByteBuffer.wrap(whole, 0, 20), ByteBuffer.wrap(whole, 20, 30), block.duplicate(),
+        ByteBuffer.allocateDirect(0), ByteBuffer.wrap(whole, 200_050, 99_950)};
+    org.eclipse.jetty.io.ArrayByteBufferPool pool = new org.eclipse.jetty.io.ArrayByteBufferPool();
+    AtomicInteger succeeded = new AtomicInteger();
+
+    SlicedReplyWrite.write(r.proxy(), EncodedReply.ofParts(parts), Callback.from(succeeded::incrementAndGet,
+        failure -> { }), pool);
+
+    int stage = SlicedReplyWrite.STAGE_BYTES;
+    assertEquals(List.of(50, 200_000, stage, 99_950 - stage), r.writes);
+    assertEquals(List.of(false, false, false, true), r.lasts);
+    assertArrayEquals(whole, r.body.toByteArray());
+    assertEquals(1, succeeded.get());
+    assertEquals(1, pool.getAvailableDirectByteBufferCount(), "the staging buffer went back to the pool");
+  }
+
   @Test
   void aSmallReplyIsOneWriteAndASecondCompletionIsDropped() {
     RecordingResponse r = new RecordingResponse();

@@ -89,10 +89,13 @@ class HdfsPartitionLogTest {
   void shouldRollReadAndReopenOnHdfs() throws Exception {
     FileSystem fs = client();
     PartitionLog log = open(fs, small, TailCache.DISABLED);
+    ReadBufferPool pool = new ReadBufferPool(2L * ReadBufferPool.BUFFER_BYTES);
     Random rnd = new Random(7);
     for (int i = 0; i < 50; i++) {
       fx.append(log, T0 + i, new int[] {1 + rnd.nextInt(9), 1 + rnd.nextInt(3)}, new int[] {rnd.nextInt(700), 30});
       if (i % 10 == 0) fx.assertEveryBlockReadable(log, 0); // tail reads: streams opened shorter get reopened
+      // and into pooled direct buffers (hdfs reads into them itself), tail included
+      if (i % 10 == 5) assertTrue(fx.assertSequentialReadMatches(log, 0, 11, 3000, pool) > 0);
     }
     assertTrue(log.segmentCount() > 5, "rolled by size: " + log.segmentCount());
     fx.assertSequentialReadMatches(log, 0, 11, 3000);

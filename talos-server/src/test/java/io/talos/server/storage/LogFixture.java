@@ -85,6 +85,34 @@ final class LogFixture {
   }
 
   /** Reading the whole log in steps of {@code maxMessages} returns exactly the model, in order. */
+  /**
+   * As {@link #assertSequentialReadMatches(PartitionLog, long, int, int)}, each read under a lease
+   * of {@code pool} that is released once its blocks were checked.
+   *
+   * @return the blocks that came in pooled (direct) buffers
+   */
+  int assertSequentialReadMatches(PartitionLog log, long fromOffset, int maxMessages, int maxBytes,
+      ReadBufferPool pool) throws Exception {
+    List<Expected> want = appended.stream().filter(e -> e.startOffset() >= fromOffset).toList();
+    int i = 0;
+    int direct = 0;
+    long o = fromOffset;
+    while (o < log.endOffset()) {
+      ReadLease lease = new ReadLease(pool);
+      List<StoredBlock> got = log.read(o, maxMessages, maxBytes, lease);
+      if (got.isEmpty()) throw new AssertionError("empty read at " + o + " below end " + log.endOffset());
+      for (StoredBlock b : got) {
+        assertBlock(want.get(i++), b);
+        if (b.payloadBytes().isDirect()) direct++;
+      }
+      o = got.get(got.size() - 1).nextOffset();
+      lease.release();
+    }
+    assertEquals(want.size(), i, "blocks");
+    assertEquals(0, pool.outBytes(), "every buffer back in the pool");
+    return direct;
+  }
+
   void assertSequentialReadMatches(PartitionLog log, long fromOffset, int maxMessages, int maxBytes) throws Exception {
     List<StoredBlock> all = new ArrayList<>();
     long o = fromOffset;

@@ -2,15 +2,21 @@ package io.talos.server.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.attribute.PosixFilePermissions;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.StreamCapabilities;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,6 +91,33 @@ class OwnerOnlyLocalFileSystemTest {
         out.write(new byte[] {9});
       }
       assertArrayEquals(new byte[] {9}, Files.readAllBytes(dir.resolve("f")));
+    }
+  }
+
+  /**
+   * Positioned reads into a direct buffer come from the file itself (the Hadoop stream reads only
+   * into arrays), with and without page-cache drop-behind; past the end is an EOFException.
+   */
+  @Test
+  void readsIntoDirectBuffersByPosition() throws Exception {
+    byte[] data = new byte[300_000];
+    for (int i = 0; i < data.length; i++) data[i] = (byte) (i * 13 + 5);
+    Files.write(dir.resolve("seg"), data);
+    for (long window : new long[] {0, 64 * 1024}) {
+      try (FileSystem fs = PartitionLogs.fileSystemFor(dir.toUri(), new Configuration(), window);
+          FSDataInputStream in = fs.open(new Path(new Path(dir.toUri()), "seg"))) {
+        assertTrue(in.hasCapability(StreamCapabilities.PREADBYTEBUFFER), "window " + window);
+        ByteBuffer buf = ByteBuffer.allocateDirect(200_000);
+        in.readFully(70_000, buf);
+        assertFalse(buf.hasRemaining());
+        byte[] got = new byte[200_000];
+        buf.flip().get(got);
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 70_000, 270_000), got, "window " + window);
+        assertThrows(java.io.EOFException.class, () -> in.readFully(200_000, ByteBuffer.allocateDirect(100_001)));
+        byte[] viaArray = new byte[10];
+        in.readFully(5, viaArray, 0, 10); // the array reads still work beside it
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 5, 15), viaArray);
+      }
     }
   }
 }

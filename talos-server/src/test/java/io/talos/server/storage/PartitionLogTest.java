@@ -126,6 +126,46 @@ class PartitionLogTest {
     fx.assertSequentialReadMatches(log, 3, 40, 200_000);
   }
 
+  /**
+   * Under a lease a read hands out slices of pooled direct buffers (1 MiB each, several records
+   * per buffer), each valid until the lease is released; refills take another buffer, so blocks
+   * returned earlier in the same read stay intact. A record larger than a buffer, and every read
+   * once the pool is used up, goes to a heap array, with the same bytes.
+   */
+  @Test
+  void aReadUnderALeaseHandsOutSlicesOfPooledDirectBuffers() throws Exception {
+    PartitionLog log = open(LogConfig.builder().build());
+    int[] sizes = {300, 70_000, 200_000, 5, ReadBufferPool.BUFFER_BYTES + 10, 40_000, 1};
+    for (int i = 0; i < 40; i++) fx.append(log, T0 + i, 1 + i % 3, sizes[i % sizes.length]);
+    ReadBufferPool pool = new ReadBufferPool(3L * ReadBufferPool.BUFFER_BYTES);
+
+    ReadLease lease = new ReadLease(pool);
+    List<StoredBlock> got = log.read(0, Integer.MAX_VALUE, 6 * 1024 * 1024, lease);
+    assertTrue(got.size() >= 7, "blocks: " + got.size());
+    assertEquals(3, lease.heldBuffers(), "the reads took every buffer of the pool");
+    assertTrue(got.get(0).payloadBytes().isDirect());
+    assertFalse(got.get(4).payloadBytes().isDirect(), "larger than a buffer: a heap array of its own");
+    assertFalse(got.get(got.size() - 1).payloadBytes().isDirect(), "the pool is used up: heap arrays");
+    for (int i = 0; i < got.size(); i++) LogFixture.assertBlock(fx.appended.get(i), got.get(i));
+    lease.release();
+    assertEquals(0, pool.outBytes());
+
+    // reads one after another, each released before the next, cover the log with one buffer
+    ReadBufferPool one = new ReadBufferPool(ReadBufferPool.BUFFER_BYTES);
+    long o = 0;
+    int i = 0;
+    while (o < log.endOffset()) {
+      ReadLease each = new ReadLease(one);
+      List<StoredBlock> blocks = log.read(o, 5, 300_000, each);
+      for (StoredBlock b : blocks) LogFixture.assertBlock(fx.appended.get(i++), b);
+      o = blocks.get(blocks.size() - 1).nextOffset();
+      each.release();
+    }
+    assertEquals(fx.appended.size(), i);
+    assertEquals(0, one.outBytes());
+    assertEquals(ReadBufferPool.BUFFER_BYTES, one.allocatedBytes(), "one buffer, reused by the reads");
+  }
+
   @Test
   void shouldReturnTheBlockContainingTheOffsetFirst() throws Exception {
     PartitionLog log = open(small);

@@ -2,6 +2,7 @@ package io.talos.server.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -61,8 +62,8 @@ class RecordFormatTest {
     RecordFormat.Header h = RecordFormat.parseHeader(r, 0, RecordFormat.readLength(r, 0, r.length));
     assertEquals(tag, h.producer());
     StoredBlock decoded = RecordFormat.decode(r, 0, r.length);
-    assertEquals(new StoredBlock(1234, 7, 1, 1_700_000_000_456L, 1_650_000_000_123L, 4096, r,
-        decoded.payloadOffset(), BLOCK.payloadLength()), decoded);
+    assertEquals(new StoredBlock(1234, 7, 1, 1_700_000_000_456L, 1_650_000_000_123L, 4096,
+        ByteBuffer.wrap(r, RecordFormat.HEADER_BYTES_V2, BLOCK.payloadLength())), decoded);
     assertArrayEquals(BLOCK.payload(), decoded.payload());
     for (int i = 0; i < r.length; i++) {
       if (i == 0) continue; // the magic: 0x03 is refused, other flips covered below
@@ -80,8 +81,10 @@ class RecordFormatTest {
     int n = RecordFormat.encode(buf, 20, 1234, 99, BLOCK);
     StoredBlock b = RecordFormat.decode(buf, 20, n);
     // the payload is a slice of the buffer read, not a copy
-    assertEquals(new StoredBlock(1234, 7, 1, 99, 1_650_000_000_123L, 4096, buf, b.payloadOffset(),
-        BLOCK.payloadLength()), b);
+    assertEquals(new StoredBlock(1234, 7, 1, 99, 1_650_000_000_123L, 4096,
+        ByteBuffer.wrap(buf, 20 + RecordFormat.HEADER_BYTES, BLOCK.payloadLength())), b);
+    assertSame(buf, b.payloadBytes().array());
+    assertEquals(20 + RecordFormat.HEADER_BYTES, b.payloadBytes().arrayOffset());
     assertArrayEquals(BLOCK.payload(), b.payload());
     assertEquals(b.payloadLength(), b.payloadBuffer().remaining());
     assertEquals(1241, b.nextOffset());

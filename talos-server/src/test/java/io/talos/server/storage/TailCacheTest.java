@@ -33,6 +33,16 @@ class TailCacheTest {
     assertFalse(cache.read(new Object(), 0, out, 0, 1), "another segment");
     assertEquals(1, cache.hits());
     assertEquals(2, cache.misses());
+
+    // the same into a direct buffer, at its index 0 whatever its position and limit
+    java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(64).position(5).limit(9);
+    assertTrue(cache.read(seg, 80, direct, 60));
+    byte[] got = new byte[60];
+    direct.duplicate().clear().get(0, got);
+    assertArrayEquals(want, got);
+    assertEquals(5, direct.position());
+    assertEquals(9, direct.limit());
+    assertFalse(cache.read(seg, 120, direct, 60), "past the cached end");
   }
 
   @Test
