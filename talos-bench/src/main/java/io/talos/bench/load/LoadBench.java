@@ -131,6 +131,10 @@ public final class LoadBench {
 
     @Option(names = "--cell-seconds", description = "Measured seconds per table cell (default: ${DEFAULT-VALUE}).")
     double cellSeconds = 4;
+
+    @Option(names = "--cell-warmup", description = "Warm-up seconds before each table cell, not counted (default:"
+        + " ${DEFAULT-VALUE}; the server's own warm-up after it starts is --warmup).")
+    double cellWarmup = 3;
   }
 
   static final class ThreadOptions {
@@ -343,7 +347,7 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
-      runSync(ctx, o, common.warmup);
+      runSync(ctx, o);
     }
   }
 
@@ -463,7 +467,7 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
-      runSync(ctx, sync, common.warmup);
+      runSync(ctx, sync);
       ThreadModelScenario.run(ctx, threads.partitions, threads.messageBytes, threads.batch, common.warmup, threads.seconds);
       ThroughputScenario.run(ctx, throughput.sizes, throughput.partitions, throughput.batchBytes, common.warmup,
           throughput.seconds, Math.max(1, throughput.rounds));
@@ -472,9 +476,12 @@ public final class LoadBench {
     }
   }
 
-  static void runSync(BenchContext ctx, SyncOptions o, double warmup) throws Exception {
+  static void runSync(BenchContext ctx, SyncOptions o) throws Exception {
+    if (o.cellWarmup < 0) {
+      throw new CommandLine.ParameterException(new CommandLine(o), "--cell-warmup must be >= 0, got " + o.cellWarmup);
+    }
     List<SyncScenario.Cell> cells = SyncScenario.run(ctx, o.partitions, o.batches, o.messageBytes, o.modes,
-        warmup, o.cellSeconds);
+        o.cellWarmup, o.cellSeconds);
     if (ctx.docsDir != null) {
       Path png = ctx.docsDir.resolve("bench-scenario1.png");
       Charts.scenario1(cells, png);

@@ -711,29 +711,7 @@ final class LogSegment {
       return;
     }
     if (cache.read(this, position, buf, len)) return;
-    if (leaseRecoveryNeeded) finishLeaseRecovery();
-    FSDataInputStream stale = null;
-    for (int attempt = 0; attempt < 3; attempt++) {
-      FSDataInputStream s;
-      inputLock.readLock().lock();
-      try {
-        if (inputClosed) throw new IOException("segment " + logPath + " is closed");
-        s = in;
-        if (s != null && s != stale) {
-          try {
-            readFully(s, position, buf, len);
-            return;
-          } catch (EOFException e) {
-            if (attempt == 2) throw e;
-          }
-        }
-      } finally {
-        inputLock.readLock().unlock();
-      }
-      reopenInput(s);
-      stale = s;
-    }
-    throw new EOFException("could not read " + len + " bytes at position " + position + " of " + logPath);
+    readFromInput(s -> readFully(s, position, buf, len), position, len);
   }
 
   /**
@@ -742,6 +720,16 @@ final class LogSegment {
    */
   void readFully(long position, byte[] buf, int off, int len) throws IOException {
     if (cache.read(this, position, buf, off, len)) return;
+    readFromInput(s -> s.readFully(position, buf, off, len), position, len);
+  }
+
+  /** One positioned read from the shared input stream. */
+  private interface InputRead {
+    void readFrom(FSDataInputStream s) throws IOException;
+  }
+
+  /** Runs {@code read} on the shared stream, opened or reopened as the class comment says. */
+  private void readFromInput(InputRead read, long position, int len) throws IOException {
     if (leaseRecoveryNeeded) finishLeaseRecovery();
     FSDataInputStream stale = null;
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -752,7 +740,7 @@ final class LogSegment {
         s = in;
         if (s != null && s != stale) {
           try {
-            s.readFully(position, buf, off, len);
+            read.readFrom(s);
             return;
           } catch (EOFException e) {
             if (attempt == 2) throw e;
