@@ -33,9 +33,8 @@ public final class ReadBufferPool {
 
   private final int maxBuffers;
   private final ArrayDeque<ByteBuffer> idle = new ArrayDeque<>();
-  /** Buffers allocated and not dropped (out or idle); under the lock. */
+  /** Buffers allocated (out or idle); under the lock. */
   private int allocated;
-  private final AtomicLong outBuffers = new AtomicLong();
   private final AtomicLong exhausted = new AtomicLong();
 
   /** @param maxBytes the most bytes of buffers out or idle at once (rounded down to whole buffers) */
@@ -61,16 +60,12 @@ public final class ReadBufferPool {
       }
     }
     if (b == null) b = ByteBuffer.allocateDirect(BUFFER_BYTES); // outside the lock: it zeroes
-    outBuffers.incrementAndGet();
     return b.clear();
   }
 
   /** Takes back a buffer from {@link #tryAcquire}; nobody may use it or a slice of it afterwards. */
-  void release(ByteBuffer b) {
-    outBuffers.decrementAndGet();
-    synchronized (this) {
-      idle.addFirst(b); // most recently used first: its pages are the warmest
-    }
+  synchronized void release(ByteBuffer b) {
+    idle.addFirst(b); // most recently used first: its pages are the warmest
   }
 
   /** The bound, in bytes. */
@@ -79,8 +74,8 @@ public final class ReadBufferPool {
   }
 
   /** Bytes of buffers taken by leases and not given back yet. */
-  public long outBytes() {
-    return outBuffers.get() * BUFFER_BYTES;
+  public synchronized long outBytes() {
+    return (long) (allocated - idle.size()) * BUFFER_BYTES;
   }
 
   /** Bytes of buffers allocated so far (out or idle). */
@@ -88,7 +83,7 @@ public final class ReadBufferPool {
     return (long) allocated * BUFFER_BYTES;
   }
 
-  /** Reads that found every buffer out and used a heap array instead. */
+  /** Buffers asked for while every one was out (the reader used a heap array instead). */
   public long exhaustedCount() {
     return exhausted.get();
   }
