@@ -280,6 +280,27 @@ final class LatencyScenario {
       size++;
     }
 
+    int size() {
+      return size;
+    }
+
+    /**
+     * Writes the late puts to {@code file}, one per line in the order recorded, tab-separated: the
+     * intended send and the acknowledgement on the monotonic clock (ns; {@code System.nanoTime},
+     * which on Linux is CLOCK_MONOTONIC, the clock a kernel trace can be told to use), the send on
+     * the wall clock (ms since the epoch, as in GC logs), the second of the window it was sent in,
+     * and its latency (ms).
+     */
+    void write(Path file, long windowStartNanos) throws IOException {
+      StringBuilder b = new StringBuilder("sent_monotonic_ns\tacked_monotonic_ns\tsent_wall_ms\twindow_second\tlatency_ms\n");
+      for (int i = 0; i < size; i++) {
+        b.append(sent[i]).append('\t').append(acked[i]).append('\t').append(wallMillis(sent[i])).append('\t')
+            .append(Math.floorDiv(sent[i] - windowStartNanos, 1_000_000_000L)).append('\t')
+            .append(String.format(Locale.ROOT, "%.3f", (acked[i] - sent[i]) / 1e6)).append('\n');
+      }
+      Files.writeString(file, b);
+    }
+
     /**
      * How many late puts waited for a stop of the server or of the generator; each is counted
      * once, in the first that applies. -1 where not known (no timed log, or a log without its
@@ -442,14 +463,15 @@ final class LatencyScenario {
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    return figures(put, e2e, gc, generatorLog, generatorFrom, hiccups, steal, late, start);
+    return figures(ctx, "talos", put, e2e, gc, generatorLog, generatorFrom, hiccups, steal, late, start);
   }
 
   /**
    * The figures of one system's window, its late puts matched against the server's stops ({@code
-   * gc}, null when not known) and the generator's since {@code generatorFrom} (-1: not known).
+   * gc}, null when not known) and the generator's since {@code generatorFrom} (-1: not known). The
+   * late puts are also kept beside the results, one per line (see {@link LatePuts#write}).
    */
-  private static Figures figures(Histogram put, Histogram e2e, GcLog.Pauses gc, GcLog generatorLog, long generatorFrom,
+  private static Figures figures(BenchContext ctx, String system, Histogram put, Histogram e2e, GcLog.Pauses gc, GcLog generatorLog, long generatorFrom,
       HiccupMeter hiccups, StealMeter steal, LatePuts late, long windowStartNanos) throws IOException {
     GcLog.Pauses generator = generatorFrom >= 0 ? generatorLog.pausesSince(generatorFrom) : null;
     LatePuts.Attribution attribution;
@@ -457,6 +479,17 @@ final class LatencyScenario {
     synchronized (put) { // the senders' callbacks add to the late puts under it
       attribution = late.attribute(gc, generator);
       bySecond = late.busiestSeconds(windowStartNanos);
+      if (late.size() > 0) {
+        Path results = ctx.report.file();
+        Path file = results.resolveSibling(
+            results.getFileName().toString().replaceAll("\\.md$", "") + "-" + system + "-late-puts.tsv");
+        try {
+          late.write(file, windowStartNanos);
+          ctx.report.text("_" + system + "'s late puts, one per line: `" + file.getFileName() + "`._");
+        } catch (IOException e) {
+          ctx.report.text("_" + system + "'s late puts could not be written to " + file + ": " + e.getMessage() + "._");
+        }
+      }
     }
     return new Figures(put, e2e, put.getTotalCount(), gc, generator, hiccups.lateness(), steal, attribution, bySecond);
   }
@@ -591,6 +624,6 @@ final class LatencyScenario {
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return figures(put, e2e, null, generatorLog, generatorFrom, hiccups, steal, late, measureStart.get());
+    return figures(ctx, "kafka", put, e2e, null, generatorLog, generatorFrom, hiccups, steal, late, measureStart.get());
   }
 }

@@ -2,8 +2,11 @@ package io.talos.bench.load;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class LatePutsTest {
   @Test
@@ -51,5 +54,21 @@ class LatePutsTest {
     late.add(nano + 29_000_000_000L, nano + 29_030_000_000L);
 
     assertEquals("12 s: 5, 25 s: 2, 3 s: 1", late.busiestSeconds(nano));
+  }
+
+  @Test
+  void shouldWriteEachLatePutWithBothClocks(@TempDir Path dir) throws Exception {
+    long wall = 1_700_000_000_000L;
+    long nano = 9_000_000_000L;
+    LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(wall, nano);
+    late.add(nano + 2_500_000_000L, nano + 2_524_250_000L);
+    late.add(nano + 500_000_000L, nano + 530_000_000L);
+    Path file = dir.resolve("late.tsv");
+
+    late.write(file, nano + 1_000_000_000L);
+
+    assertEquals(List.of("sent_monotonic_ns\tacked_monotonic_ns\tsent_wall_ms\twindow_second\tlatency_ms",
+        "11500000000\t11524250000\t1700000002500\t1\t24.250",
+        "9500000000\t9530000000\t1700000000500\t-1\t30.000"), Files.readAllLines(file));
   }
 }
