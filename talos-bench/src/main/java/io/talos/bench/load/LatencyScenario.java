@@ -219,14 +219,19 @@ final class LatencyScenario {
    */
   private static void keepLog(BenchContext ctx, GcLog log, String name) {
     if (log == null || !Files.exists(log.file())) return;
-    Path results = ctx.report.file();
-    Path copy = results.resolveSibling(results.getFileName().toString().replaceAll("\\.md$", "") + "-" + name);
+    Path copy = besideResults(ctx, name);
     try {
       Files.copy(log.file(), copy, StandardCopyOption.REPLACE_EXISTING);
       ctx.report.text("_GC and safepoint log kept: `" + copy.getFileName() + "`._");
     } catch (IOException e) {
       ctx.report.text("_The GC log " + log.file() + " could not be kept: " + e.getMessage() + "._");
     }
+  }
+
+  /** {@code <results>-<name>}: a file kept beside the report, named after it. */
+  private static Path besideResults(BenchContext ctx, String name) {
+    Path results = ctx.report.file();
+    return results.resolveSibling(results.getFileName().toString().replaceAll("\\.md$", "") + "-" + name);
   }
 
   /** This JVM's own GC log, started now in the work directory; null (and said in the report) if it cannot be. */
@@ -471,8 +476,9 @@ final class LatencyScenario {
    * gc}, null when not known) and the generator's since {@code generatorFrom} (-1: not known). The
    * late puts are also kept beside the results, one per line (see {@link LatePuts#write}).
    */
-  private static Figures figures(BenchContext ctx, String system, Histogram put, Histogram e2e, GcLog.Pauses gc, GcLog generatorLog, long generatorFrom,
-      HiccupMeter hiccups, StealMeter steal, LatePuts late, long windowStartNanos) throws IOException {
+  private static Figures figures(BenchContext ctx, String system, Histogram put, Histogram e2e, GcLog.Pauses gc,
+      GcLog generatorLog, long generatorFrom, HiccupMeter hiccups, StealMeter steal, LatePuts late,
+      long windowStartNanos) throws IOException {
     GcLog.Pauses generator = generatorFrom >= 0 ? generatorLog.pausesSince(generatorFrom) : null;
     LatePuts.Attribution attribution;
     String bySecond;
@@ -480,9 +486,7 @@ final class LatencyScenario {
       attribution = late.attribute(gc, generator);
       bySecond = late.busiestSeconds(windowStartNanos);
       if (late.size() > 0) {
-        Path results = ctx.report.file();
-        Path file = results.resolveSibling(
-            results.getFileName().toString().replaceAll("\\.md$", "") + "-" + system + "-late-puts.tsv");
+        Path file = besideResults(ctx, system + "-late-puts.tsv");
         try {
           late.write(file, windowStartNanos);
           ctx.report.text("_" + system + "'s late puts, one per line: `" + file.getFileName() + "`._");
