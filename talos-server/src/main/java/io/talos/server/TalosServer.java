@@ -173,6 +173,8 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.tail.cache.misses", (Gauge<Long>) tailCache::misses);
       final PartitionLogs gauged = partitionLogs;
       metrics.register("storage.open.logs", (Gauge<Integer>) gauged::openLogCount);
+      metrics.register("storage.next.offset.raises.pending", (Gauge<Integer>) gauged::nextOffsetRaisesPending);
+      metrics.register("storage.next.offset.raise.failures", (Gauge<Long>) gauged::nextOffsetRaiseFailures);
       metrics.register("storage.open.files", (Gauge<Integer>) gauged::openFileCount);
       metrics.register("storage.opened.logs", (Gauge<Integer>) gauged::openedLogs);
       metrics.register("storage.evicted.logs", (Gauge<Integer>) gauged::evictedLogs);

@@ -79,7 +79,8 @@ import org.slf4j.LoggerFactory;
  * SegmentRetention}'s.
  *
  * <p><b>Next offset.</b> The log never hands out an offset below the one recorded for it in a
- * {@link NextOffsetStore} (the metadata store), which it raises when it opens, rolls and closes:
+ * {@link NextOffsetStore} (the metadata store), which it raises when it opens, rolls (without
+ * waiting for the store: {@link NextOffsetStore#raiseNextOffsetSoon}) and closes:
  * a log whose files are gone fails to open with {@link PartitionDataMissingException} until an
  * operator resets it ({@link #open(FileSystem, Path, LogConfig, Clock, TailCache, NextOffsetStore,
  * String, int, boolean) reset}), and it then continues at the recorded offset.
@@ -246,6 +247,15 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   private void recordNextOffset(long offset) {
     try {
       nextOffsets.raiseNextOffset(topicResourceName, partitionId, offset);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not record next offset {} of {} in the metadata store; the record lags", offset, dir, e);
+    }
+  }
+
+  /** As {@link #recordNextOffset(long)}, without waiting for the store: a roll runs on a put's thread. */
+  private void recordNextOffsetSoon(long offset) {
+    try {
+      nextOffsets.raiseNextOffsetSoon(topicResourceName, partitionId, offset);
     } catch (IOException | RuntimeException e) {
       LOG.warn("Could not record next offset {} of {} in the metadata store; the record lags", offset, dir, e);
     }
@@ -768,7 +778,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       LogSegment fresh = owner.createSegment(endOffset, config, cache);
       list.add(fresh);
       segments = List.copyOf(list);
-      recordNextOffset(endOffset);
+      recordNextOffsetSoon(endOffset);
       return fresh;
     }
     old.abortWriter();

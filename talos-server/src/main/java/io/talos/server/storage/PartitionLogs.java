@@ -130,6 +130,8 @@ public final class PartitionLogs implements Closeable {
   private final Clock clock;
   private final TailCache tailCache;
   private final NextOffsetStore nextOffsets;
+  /** The logs' view of the given next-offset store: rolls raise it without waiting; null for NONE. */
+  private final DeferredNextOffsets deferredNextOffsets;
   private final Map<TopicPartition, CompletableFuture<PartitionLog>> logs = new ConcurrentHashMap<>();
   /** Read-only views of partitions this server reads but has no log open for. */
   private final Map<TopicPartition, CompletableFuture<PartitionReader>> readers = new ConcurrentHashMap<>();
@@ -197,7 +199,10 @@ public final class PartitionLogs implements Closeable {
   public PartitionLogs(FileSystem fs, Path root, LogConfig config, Clock clock, long tailCacheBytes, Limits limits,
       NextOffsetStore nextOffsets) {
     this.limits = Objects.requireNonNull(limits, "limits");
-    this.nextOffsets = Objects.requireNonNull(nextOffsets, "nextOffsets");
+    Objects.requireNonNull(nextOffsets, "nextOffsets");
+    this.deferredNextOffsets = nextOffsets == NextOffsetStore.NONE ? null
+        : new DeferredNextOffsets(nextOffsets).start("talos-next-offsets");
+    this.nextOffsets = deferredNextOffsets == null ? nextOffsets : deferredNextOffsets;
     this.flushExecutor = PartitionLog.flushPool(limits.flushThreads(), "talos-log-flush-");
     if (limits.openThreads() > 0) {
       AtomicInteger n = new AtomicInteger();
@@ -824,6 +829,7 @@ public final class PartitionLogs implements Closeable {
       }
     }
     closedOffsets.keySet().removeIf(k -> k.topicResourceName().equals(topicResourceName));
+    if (deferredNextOffsets != null) deferredNextOffsets.forget(topicResourceName);
     lastUseMs.keySet().removeIf(k -> k.topicResourceName().equals(topicResourceName));
     Path dir = topicDir(topicResourceName);
     if (fs.exists(dir) && !fs.delete(dir, true)) {
@@ -958,6 +964,27 @@ public final class PartitionLogs implements Closeable {
       }
     }
     flushExecutor.shutdown(); // the closed logs have nothing in flight
+    if (deferredNextOffsets != null) deferredNextOffsets.close(); // the rolls' raises, before the store closes
+  }
+
+  /** Where the logs record their next offsets: the given store, as the logs see it (raises pending included). */
+  NextOffsetStore nextOffsets() {
+    return nextOffsets;
+  }
+
+  /** Stores the pending next-offset raises now, on the caller's thread (tests step it). */
+  void storeNextOffsetRaises() {
+    if (deferredNextOffsets != null) deferredNextOffsets.runOnce();
+  }
+
+  /** Next-offset raises of rolled segments not stored yet (0 when no store was given). */
+  public int nextOffsetRaisesPending() {
+    return deferredNextOffsets == null ? 0 : deferredNextOffsets.pendingCount();
+  }
+
+  /** Next-offset raises whose store failed (each is tried again; 0 when no store was given). */
+  public long nextOffsetRaiseFailures() {
+    return deferredNextOffsets == null ? 0 : deferredNextOffsets.failureCount();
   }
 
   private void ensureOpen() throws IOException {

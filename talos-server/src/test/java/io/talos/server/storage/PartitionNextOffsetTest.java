@@ -7,10 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.server.ManualClock;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -40,7 +46,7 @@ class PartitionNextOffsetTest {
   private final LogConfig oneRecordSegments = LogConfig.builder().segmentBytes(200).indexIntervalBytes(256).build();
 
   /** The metadata store's part, in memory. */
-  static final class InMemoryNextOffsets implements NextOffsetStore {
+  static class InMemoryNextOffsets implements NextOffsetStore {
     final Map<String, Long> next = new ConcurrentHashMap<>();
 
     @Override
@@ -77,10 +83,52 @@ class PartitionNextOffsetTest {
       assertEquals(0, store.nextOffset(TOPIC, 0));
       fx.append(log, T0, 1, 100);
       fx.append(log, T0, 1, 100); // rolls: the directory now names offset 1
+      assertEquals(1, logs.nextOffsets().nextOffset(TOPIC, 0), "the logs' view has the roll's raise at once");
+      logs.storeNextOffsetRaises();
       assertEquals(1, store.nextOffset(TOPIC, 0));
       fx.append(log, T0, 2, 10);
     }
     assertEquals(4, store.nextOffset(TOPIC, 0), "a clean close records the end offset");
+  }
+
+  /** A store whose raises above offset 0 wait until released (a metadata store waiting for its fsync). */
+  static final class SlowNextOffsets implements NextOffsetStore {
+    final InMemoryNextOffsets stored = new InMemoryNextOffsets();
+    final CountDownLatch release = new CountDownLatch(1);
+
+    @Override
+    public long nextOffset(String topicResourceName, int partitionId) {
+      return stored.nextOffset(topicResourceName, partitionId);
+    }
+
+    @Override
+    public void raiseNextOffset(String topicResourceName, int partitionId, long nextOffset) throws IOException {
+      try {
+        if (nextOffset > 0 && !release.await(30, TimeUnit.SECONDS)) throw new IOException("never released");
+      } catch (InterruptedException e) {
+        throw new InterruptedIOException();
+      }
+      stored.raiseNextOffset(topicResourceName, partitionId, nextOffset);
+    }
+  }
+
+  @Test
+  void shouldRollWithoutWaitingForTheMetadataStore() throws Exception {
+    SlowNextOffsets slow = new SlowNextOffsets();
+    ExecutorService putThread = Executors.newSingleThreadExecutor();
+    try (PartitionLogs logs = new PartitionLogs(raw, root, oneRecordSegments, clock, 0, slow)) {
+      PartitionLog log = logs.log(TOPIC, 3);
+      fx.append(log, T0, 1, 100);
+      Future<Long> rolling = putThread.submit(() -> fx.append(log, T0, 1, 100)); // rolls at offset 1
+      assertEquals(1, rolling.get(10, TimeUnit.SECONDS), "the roll's put waited for the metadata store");
+      assertEquals(0, slow.nextOffset(TOPIC, 3), "not stored yet: the store is still waiting");
+      assertEquals(1, logs.nextOffsets().nextOffset(TOPIC, 3), "but the logs see it");
+      slow.release.countDown();
+      fx.append(log, T0, 1, 100);
+    } finally {
+      putThread.shutdownNow();
+    }
+    assertEquals(3, slow.nextOffset(TOPIC, 3), "closing stored every raise");
   }
 
   @Test
