@@ -6,6 +6,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -38,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * closed, so the layout also works where {@code FileSystem.append} is unavailable.
  *
  * <p>Thread-safety: the writer methods ({@link #append}, {@link #write}, {@link #publish}, {@link
- * #seal}, {@link #abortWriter}, {@link #deleteFiles}) are called by one thread at a time (the log's
- * append lock). {@link #flush} is the exception: the log's flusher calls it without the lock, while
+ * #seal}, {@link #sealOn}, {@link #abortWriter}, {@link #deleteFiles}) are called by one thread at a
+ * time (the log's append lock); {@link #sealOn} hands the closing of the writer and the index
+ * writes to another thread, which touches nothing a reader or a later writer call uses. {@link #flush} is the exception: the log's flusher calls it without the lock, while
  * the writer may {@link #write} the next batches into the same stream (the stream allows it: a
  * flush makes durable at least what was written before it started), never concurrently with
  * {@link #seal} or {@link #abortWriter} (the log drains its flushes first). Readers call
@@ -96,6 +100,8 @@ final class LogSegment {
   private volatile long writtenBytes;
   private long firstAppendClockMs = -1;
   private boolean sealed;
+  /** Set by {@link #sealOn}: completes once the writer is closed and the index files are written. */
+  private volatile CompletableFuture<Void> sealing;
   /** Read-only views only, see {@link #isComplete()}; written by the view's refresh. */
   private volatile boolean complete;
 
@@ -564,16 +570,51 @@ final class LogSegment {
    */
   void seal() {
     if (out != null) {
-      try {
-        out.close();
-      } catch (IOException | RuntimeException | FSError e) {
-        LOG.warn("Closing {} failed; its {} acknowledged bytes were already flushed", logPath, validBytes, e);
-      }
+      closeWriter(out);
       out = null;
     }
     if (!sealed) {
       sealed = true;
       writeIndexQuietly();
+    }
+  }
+
+  /**
+   * Seals like {@link #seal}, but closes the writer and writes the index files on {@code
+   * executor} (on the caller's thread if it refuses): a roll runs on a put's thread, and closing
+   * a file and writing two more costs milliseconds on a busy machine (on hdfs, a round trip to
+   * the NameNode and DataNodes). Reads are unaffected: they use the input stream and the index in
+   * memory. Whoever deletes the files or closes the log waits for it first ({@link
+   * #awaitSealed}). A crash before the index is written leaves the segment to be scanned when the
+   * log is opened, as after any failed index write.
+   */
+  void sealOn(Executor executor) {
+    if (sealed) return;
+    FSDataOutputStream o = out;
+    out = null;
+    sealed = true;
+    Runnable work = () -> {
+      if (o != null) closeWriter(o);
+      writeIndexQuietly();
+    };
+    try {
+      sealing = CompletableFuture.runAsync(work, executor);
+    } catch (RejectedExecutionException e) { // shut down: the log is closing anyway
+      work.run();
+    }
+  }
+
+  /** Waits until a seal handed to another thread by {@link #sealOn} is done; at once if none. */
+  void awaitSealed() {
+    CompletableFuture<Void> s = sealing;
+    if (s != null) s.join(); // its work catches its own failures
+  }
+
+  private void closeWriter(FSDataOutputStream o) {
+    try {
+      o.close();
+    } catch (IOException | RuntimeException | FSError e) {
+      LOG.warn("Closing {} failed; its {} acknowledged bytes were already flushed", logPath, validBytes, e);
     }
   }
 
@@ -668,6 +709,7 @@ final class LogSegment {
    * @throws IOException if a file is still there afterwards (a {@code delete} that returned false)
    */
   void deleteFilesKeepingInput() throws IOException {
+    awaitSealed(); // else its index could be written after the delete
     abortWriter();
     deleteFile(fs, timeIndexPath);
     deleteFile(fs, indexPath);

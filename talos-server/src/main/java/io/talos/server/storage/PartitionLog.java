@@ -382,10 +382,10 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   private volatile java.util.concurrent.Executor flushThreads = DEFAULT_FLUSH_THREADS;
 
   /** The flush pool of logs opened outside a {@link PartitionLogs}. */
-  private static final java.util.concurrent.ExecutorService DEFAULT_FLUSH_THREADS = flushPool(64, "talos-log-flush-");
+  private static final java.util.concurrent.ExecutorService DEFAULT_FLUSH_THREADS = daemonPool(64, "talos-log-flush-");
 
-  /** A pool of at most {@code threads} daemon threads (idle ones end after a minute) for log flushes. */
-  static java.util.concurrent.ThreadPoolExecutor flushPool(int threads, String namePrefix) {
+  /** A pool of at most {@code threads} daemon threads (idle ones end after a minute): log flushes, seals. */
+  static java.util.concurrent.ThreadPoolExecutor daemonPool(int threads, String namePrefix) {
     java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
     java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(threads, threads,
         60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
@@ -400,6 +400,25 @@ public final class PartitionLog implements Closeable, ReadablePartition {
   /** Runs this log's flushes on {@code pool}; called by the owner before the log is shared. */
   void flushOn(java.util.concurrent.Executor pool) {
     this.flushThreads = Objects.requireNonNull(pool, "pool");
+  }
+
+  /**
+   * Where a rolled segment's writer is closed and its index files written (see {@link
+   * LogSegment#sealOn}), so that a roll does not make the put that triggered it wait for them.
+   */
+  private volatile java.util.concurrent.Executor sealThreads = DEFAULT_SEAL_THREADS;
+
+  /** The seal thread of logs opened outside a {@link PartitionLogs}. */
+  private static final java.util.concurrent.ExecutorService DEFAULT_SEAL_THREADS = daemonPool(1, "talos-log-seal-");
+
+  /** Seals this log's rolled segments on {@code pool}; called by the owner before the log is shared. */
+  void sealOn(java.util.concurrent.Executor pool) {
+    this.sealThreads = Objects.requireNonNull(pool, "pool");
+  }
+
+  /** Waits until every rolled segment's writer is closed and its index files are written. */
+  void awaitSeals() {
+    for (LogSegment s : segments) s.awaitSealed();
   }
 
   /**
@@ -774,7 +793,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     LogSegment old = active();
     List<LogSegment> list = new ArrayList<>(segments);
     if (old.hasRecords()) {
-      old.seal();
+      old.sealOn(sealThreads);
       LogSegment fresh = owner.createSegment(endOffset, config, cache);
       list.add(fresh);
       segments = List.copyOf(list);
@@ -1140,7 +1159,10 @@ public final class PartitionLog implements Closeable, ReadablePartition {
         } else {
           active().abortWriter(); // a fenced owner writes no file, not even an index
         }
-        for (LogSegment s : segments) s.closeInput();
+        for (LogSegment s : segments) {
+          s.awaitSealed(); // a rolled segment's index is on disk when close returns
+          s.closeInput();
+        }
       } finally {
         segmentsLock.writeLock().unlock();
       }
@@ -1158,6 +1180,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       segmentsLock.writeLock().lock();
       try {
         for (LogSegment s : segments) {
+          s.awaitSealed(); // its index write would recreate the directory
           s.abortWriter();
           s.closeInput();
         }

@@ -156,6 +156,8 @@ public final class PartitionLogs implements Closeable {
   private final ThreadPoolExecutor openExecutor;
   /** Where the open logs' flushes run ({@link Limits#flushThreads}); shut down after the logs closed. */
   private final ThreadPoolExecutor flushExecutor;
+  /** Closes rolled segments' writers and writes their index files, off the puts' threads. */
+  private final ThreadPoolExecutor sealExecutor;
   private final AtomicInteger opensCount = new AtomicInteger();
   private final AtomicInteger evictionsCount = new AtomicInteger();
   /** Asked before every write use of a log; see {@link PartitionWriteGate}. */
@@ -203,7 +205,8 @@ public final class PartitionLogs implements Closeable {
     this.deferredNextOffsets = nextOffsets == NextOffsetStore.NONE ? null
         : new DeferredNextOffsets(nextOffsets).start("talos-next-offsets");
     this.nextOffsets = deferredNextOffsets == null ? nextOffsets : deferredNextOffsets;
-    this.flushExecutor = PartitionLog.flushPool(limits.flushThreads(), "talos-log-flush-");
+    this.flushExecutor = PartitionLog.daemonPool(limits.flushThreads(), "talos-log-flush-");
+    this.sealExecutor = PartitionLog.daemonPool(1, "talos-log-seal-");
     if (limits.openThreads() > 0) {
       AtomicInteger n = new AtomicInteger();
       this.openExecutor = new ThreadPoolExecutor(limits.openThreads(), limits.openThreads(), 60, TimeUnit.SECONDS,
@@ -409,6 +412,7 @@ public final class PartitionLogs implements Closeable {
       log = PartitionLog.open(fs, partitionDir(key.topicResourceName(), key.partitionId()), config, clock, tailCache,
           nextOffsets, key.topicResourceName(), key.partitionId(), reset);
       log.flushOn(flushExecutor);
+      log.sealOn(sealExecutor);
     } catch (IOException | RuntimeException | Error e) {
       logs.remove(key, mine);
       mine.completeExceptionally(e);
@@ -964,6 +968,7 @@ public final class PartitionLogs implements Closeable {
       }
     }
     flushExecutor.shutdown(); // the closed logs have nothing in flight
+    sealExecutor.shutdown(); // each closed log waited for its seals
     if (deferredNextOffsets != null) deferredNextOffsets.close(); // the rolls' raises, before the store closes
   }
 

@@ -40,6 +40,11 @@ class FaultInjectingFileSystem extends FilterFileSystem {
   /** Paths whose delete returns false without deleting (as a file system that refuses does). */
   volatile java.util.function.Predicate<Path> refuseDelete = p -> false;
 
+  /** Creates of paths it accepts count down {@link #createHeld} and wait until {@link #createGate} opens. */
+  volatile java.util.function.Predicate<Path> holdCreates = p -> false;
+  final java.util.concurrent.CountDownLatch createGate = new java.util.concurrent.CountDownLatch(1);
+  final java.util.concurrent.CountDownLatch createHeld = new java.util.concurrent.CountDownLatch(1);
+
   FaultInjectingFileSystem(FileSystem raw) {
     super(raw);
   }
@@ -49,6 +54,14 @@ class FaultInjectingFileSystem extends FilterFileSystem {
       short replication, long blockSize, Progressable progress) throws IOException {
     if (failNextCreates.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       throw new IOException("injected create failure for " + f);
+    }
+    if (holdCreates.test(f)) {
+      createHeld.countDown();
+      try {
+        if (!createGate.await(30, java.util.concurrent.TimeUnit.SECONDS)) throw new IOException("gate never opened");
+      } catch (InterruptedException e) {
+        throw new java.io.InterruptedIOException("held create of " + f);
+      }
     }
     FSDataOutputStream real = fs.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
     return new FSDataOutputStream(new FaultyStream(real), null);

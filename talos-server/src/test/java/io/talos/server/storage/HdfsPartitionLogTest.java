@@ -146,6 +146,7 @@ class HdfsPartitionLogTest {
   void shouldRecoverEveryAcknowledgedRecordOfASegmentLeftOpenByACrashedServer() throws Exception {
     PartitionLog crashed = open(client(), small, TailCache.DISABLED);
     for (int i = 0; i < 10; i++) fx.append(crashed, T0, 2, 300);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed); // never closed: its client keeps the lease of the active segment
     Path active = crashed.segments().get(crashed.segmentCount() - 1).path();
     FileSystem other = client();
@@ -163,6 +164,7 @@ class HdfsPartitionLogTest {
   void shouldIgnoreATornLastRecordAfterACrashOnHdfs() throws Exception {
     PartitionLog crashed = open(client(), small, TailCache.DISABLED);
     for (int i = 0; i < 5; i++) fx.append(crashed, T0, 1, 200);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed);
     Path active = crashed.segments().get(crashed.segmentCount() - 1).path();
 

@@ -120,6 +120,7 @@ class LogDataSafetyTest {
     for (int i = 0; i < 20; i++) fx.append(log, T0, 2, 100);
     long acknowledged = log.endOffset();
     assertTrue(log.segmentCount() > 3, "rolled: " + log.segmentCount());
+    log.awaitSeals(); // the seal thread stops with the power too; here it finishes first
 
     fs.powerCut();
     PartitionLog after = open(raw, sync);

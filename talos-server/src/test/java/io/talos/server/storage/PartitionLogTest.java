@@ -85,6 +85,56 @@ class PartitionLogTest {
     }
   }
 
+  // ---- rolls ----
+
+  @Test
+  void shouldRollWithoutWaitingForTheSealedSegmentsIndexFiles() throws Exception {
+    faulty.holdCreates = p -> p.getName().endsWith(".index.tmp");
+    PartitionLog log = open(faulty, small);
+    fx.append(log, T0, 10, 3000);
+    ExecutorService putThread = Executors.newSingleThreadExecutor();
+    try {
+      Future<Long> rolling = putThread.submit(() -> fx.append(log, T0, 10, 3000)); // > 4096 bytes: rolls
+      assertEquals(10, rolling.get(10, java.util.concurrent.TimeUnit.SECONDS), "the roll waited for the index write");
+      assertTrue(faulty.createHeld.await(10, java.util.concurrent.TimeUnit.SECONDS), "the index write started");
+      assertEquals(2, log.segmentCount());
+      fx.assertEveryBlockReadable(log, 0);
+      assertFalse(filesInDir().contains(String.format("%020d.index", 0)), "held: not written yet");
+    } finally {
+      faulty.createGate.countDown();
+      putThread.shutdownNow();
+    }
+    log.close();
+    assertTrue(filesInDir().contains(String.format("%020d.index", 0)), "close waits for the seal: " + filesInDir());
+    PartitionLog reopened = open(small);
+    assertEquals(20, reopened.endOffset());
+    fx.assertEveryBlockReadable(reopened, 0);
+  }
+
+  @Test
+  void shouldNotRecreateADeletedLogDirectoryWithALateIndex() throws Exception {
+    faulty.holdCreates = p -> p.getName().endsWith(".index.tmp");
+    PartitionLog log = open(faulty, small);
+    fx.append(log, T0, 10, 3000);
+    fx.append(log, T0, 10, 3000); // rolls; its index write is held
+    assertTrue(faulty.createHeld.await(10, java.util.concurrent.TimeUnit.SECONDS));
+    ExecutorService deleter = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> deleting = deleter.submit(() -> {
+        log.deleteAll();
+        return null;
+      });
+      Thread.sleep(100); // deleteAll must be waiting for the seal, not done
+      assertFalse(deleting.isDone(), "deleted while an index write was still to come");
+      faulty.createGate.countDown();
+      deleting.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    } finally {
+      faulty.createGate.countDown();
+      deleter.shutdownNow();
+    }
+    assertFalse(raw.exists(dir), "the directory stays deleted");
+  }
+
   // ---- append and read ----
 
   @Test
@@ -247,6 +297,7 @@ class PartitionLogTest {
     assertEquals(4, log.segmentCount(), "the big record rolls the non-empty segment");
     fx.append(log, T0, 1, 10);
     assertEquals(5, log.segmentCount(), "and the segment holding it is full");
+    log.awaitSeals();
     assertEquals(List.of("00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
         "00000000000000000004.index", "00000000000000000004.log", "00000000000000000004.timeindex",
         "00000000000000000008.index", "00000000000000000008.log", "00000000000000000008.timeindex",
@@ -390,6 +441,7 @@ class PartitionLogTest {
   void shouldKeepEveryAcknowledgedRecordAfterAnAbruptStop() throws Exception {
     PartitionLog crashed = open(small);
     for (int i = 0; i < 40; i++) fx.append(crashed, T0, 3, 200);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed); // never closed: no index for the active segment, writer left open
 
     PartitionLog recovered = open(small);
@@ -405,6 +457,7 @@ class PartitionLogTest {
     for (int i = 0; i < 5; i++) fx.append(crashed, T0, 2, 100);
     java.nio.file.Path active = activeFile(crashed);
     long validBytes = Files.size(active);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed);
     byte[] garbage = new byte[777];
     new Random(1).nextBytes(garbage);
@@ -427,6 +480,7 @@ class PartitionLogTest {
     PartitionLog crashed = open(small);
     for (int i = 0; i < 5; i++) fx.append(crashed, T0, 2, 100);
     java.nio.file.Path active = activeFile(crashed);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed);
     try (RandomAccessFile f = new RandomAccessFile(active.toFile(), "rw")) {
       f.setLength(f.length() - 60); // the last 149-byte record loses its end
@@ -446,6 +500,7 @@ class PartitionLogTest {
     PartitionLog crashed = open(small);
     for (int i = 0; i < 5; i++) fx.append(crashed, T0, 2, 100);
     java.nio.file.Path active = activeFile(crashed);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed);
     byte[] bytes = Files.readAllBytes(active);
     bytes[bytes.length - 5] ^= 0x40; // in the payload of the last record
@@ -465,6 +520,7 @@ class PartitionLogTest {
     for (int i = 0; i < 5; i++) fx.append(crashed, T0, 1, 951); // rolls at offset 4
     java.nio.file.Path active = activeFile(crashed);
     assertEquals("00000000000000000004.log", active.getFileName().toString());
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed);
     try (RandomAccessFile f = new RandomAccessFile(active.toFile(), "rw")) {
       f.setLength(30);
@@ -490,6 +546,7 @@ class PartitionLogTest {
     PartitionLog crashed = open(small);
     for (int i = 0; i < 5; i++) fx.append(crashed, T0, 2, 100); // 149-byte records [0,2) ... [8,10)
     java.nio.file.Path active = activeFile(crashed);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed);
     byte[] bytes = Files.readAllBytes(active);
     bytes[2 * 149 + 60] ^= 1; // payload of the third record, [4,6)
@@ -541,6 +598,7 @@ class PartitionLogTest {
   void shouldRecoverTheLeaseOfSegmentsLeftOpenOnFileSystemsWithLeases() throws Exception {
     PartitionLog crashed = open(small);
     for (int i = 0; i < 6; i++) fx.append(crashed, T0, 1, 951);
+    crashed.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(crashed);
 
     LeaseFileSystem leases = new LeaseFileSystem(raw, activeFile(crashed).getFileName().toString());
@@ -635,6 +693,7 @@ class PartitionLogTest {
     assertEquals(3 * 149 + 149, Files.size(local(LogSegment.logPath(dir, 0))));
     assertEquals(6, fx.append(log, T0, 1, 77));
     fx.assertSequentialReadMatches(log, 0, 100, 100_000);
+    log.awaitSeals(); // a crash stops the seal thread too; here it finishes before recovery reads
     opened.remove(log); // crash
 
     PartitionLog reopened = open(small);
