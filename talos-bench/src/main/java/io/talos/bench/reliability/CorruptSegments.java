@@ -110,7 +110,11 @@ final class CorruptSegments {
       long offset = log.append(List.of(new BlockToAppend(1, 0, 16, -1, AckLedger.payload(0, i))), System.currentTimeMillis());
       seqAt[(int) offset] = i;
     }
-    if (closed) log.close(); // else abandoned, as by a crash: the newest segment has no index
+    if (closed) {
+      log.close();
+    } else {
+      log.awaitSeals(); // then abandoned, as by a crash: the newest segment has no index, the rolled ones have
+    }
 
     List<java.nio.file.Path> logs = listSorted(dirPath, ".log");
     java.nio.file.Path newest = Files.size(logs.get(logs.size() - 1)) == 0 && logs.size() > 1

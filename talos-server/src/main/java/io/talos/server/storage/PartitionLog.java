@@ -416,8 +416,11 @@ public final class PartitionLog implements Closeable, ReadablePartition {
     this.sealThreads = Objects.requireNonNull(pool, "pool");
   }
 
-  /** Waits until every rolled segment's writer is closed and its index files are written. */
-  void awaitSeals() {
+  /**
+   * Waits until every rolled segment's writer is closed and its index files are written (a tool
+   * that abandons a log to imitate a crash calls it first: a crash stops the seal thread too).
+   */
+  public void awaitSeals() {
     for (LogSegment s : segments) s.awaitSealed();
   }
 
