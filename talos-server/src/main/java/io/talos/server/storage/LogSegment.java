@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safety: the writer methods ({@link #append}, {@link #write}, {@link #publish}, {@link
  * #seal}, {@link #sealOn}, {@link #abortWriter}, {@link #deleteFiles}) are called by one thread at a
  * time (the log's append lock); {@link #sealOn} hands the closing of the writer and the index
- * writes to another thread, which touches nothing a reader or a later writer call uses. {@link #flush} is the exception: the log's flusher calls it without the lock, while
+ * writes to another thread, which touches nothing a reader or a later writer call uses. {@link
+ * #flush} is the exception: the log's flusher calls it without the lock, while
  * the writer may {@link #write} the next batches into the same stream (the stream allows it: a
  * flush makes durable at least what was written before it started), never concurrently with
  * {@link #seal} or {@link #abortWriter} (the log drains its flushes first). Readers call
@@ -569,14 +570,8 @@ final class LogSegment {
    * opened. Idempotent.
    */
   void seal() {
-    if (out != null) {
-      closeWriter(out);
-      out = null;
-    }
-    if (!sealed) {
-      sealed = true;
-      writeIndexQuietly();
-    }
+    Runnable rest = startSeal();
+    if (rest != null) rest.run();
   }
 
   /**
@@ -589,19 +584,28 @@ final class LogSegment {
    * log is opened, as after any failed index write.
    */
   void sealOn(Executor executor) {
-    if (sealed) return;
+    Runnable rest = startSeal();
+    if (rest == null) return;
+    try {
+      sealing = CompletableFuture.runAsync(rest, executor);
+    } catch (RejectedExecutionException e) { // shut down: the log is closing anyway
+      rest.run();
+    }
+  }
+
+  /**
+   * Marks the segment sealed and detaches its writer; returns what completes the seal (closing
+   * the writer, writing the index files), or null if it was sealed already.
+   */
+  private Runnable startSeal() {
+    if (sealed) return null; // a sealed segment has no writer either
     FSDataOutputStream o = out;
     out = null;
     sealed = true;
-    Runnable work = () -> {
+    return () -> {
       if (o != null) closeWriter(o);
       writeIndexQuietly();
     };
-    try {
-      sealing = CompletableFuture.runAsync(work, executor);
-    } catch (RejectedExecutionException e) { // shut down: the log is closing anyway
-      work.run();
-    }
   }
 
   /** Waits until a seal handed to another thread by {@link #sealOn} is done; at once if none. */

@@ -241,21 +241,17 @@ public final class PartitionLog implements Closeable, ReadablePartition {
    * check, never makes it wrong.
    */
   private void recordNextOffset() {
-    recordNextOffset(active().baseOffset());
+    recordNextOffset(active().baseOffset(), true);
   }
 
-  private void recordNextOffset(long offset) {
+  /** @param wait whether the store must hold it on return; a roll does not wait (it runs on a put's thread) */
+  private void recordNextOffset(long offset, boolean wait) {
     try {
-      nextOffsets.raiseNextOffset(topicResourceName, partitionId, offset);
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Could not record next offset {} of {} in the metadata store; the record lags", offset, dir, e);
-    }
-  }
-
-  /** As {@link #recordNextOffset(long)}, without waiting for the store: a roll runs on a put's thread. */
-  private void recordNextOffsetSoon(long offset) {
-    try {
-      nextOffsets.raiseNextOffsetSoon(topicResourceName, partitionId, offset);
+      if (wait) {
+        nextOffsets.raiseNextOffset(topicResourceName, partitionId, offset);
+      } else {
+        nextOffsets.raiseNextOffsetSoon(topicResourceName, partitionId, offset);
+      }
     } catch (IOException | RuntimeException e) {
       LOG.warn("Could not record next offset {} of {} in the metadata store; the record lags", offset, dir, e);
     }
@@ -800,7 +796,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
       LogSegment fresh = owner.createSegment(endOffset, config, cache);
       list.add(fresh);
       segments = List.copyOf(list);
-      recordNextOffsetSoon(endOffset);
+      recordNextOffset(endOffset, false);
       return fresh;
     }
     old.abortWriter();
@@ -1158,7 +1154,7 @@ public final class PartitionLog implements Closeable, ReadablePartition {
         }
         if (owned) {
           active().seal();
-          recordNextOffset(endOffset);
+          recordNextOffset(endOffset, true);
         } else {
           active().abortWriter(); // a fenced owner writes no file, not even an index
         }
