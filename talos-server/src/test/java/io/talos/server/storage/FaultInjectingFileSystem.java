@@ -30,6 +30,8 @@ class FaultInjectingFileSystem extends FilterFileSystem {
   volatile WriteFault nextWriteFault = WriteFault.NONE;
   final AtomicInteger failNextFlushes = new AtomicInteger();
   final AtomicInteger failNextCreates = new AtomicInteger();
+  /** Which creates {@link #failNextCreates} counts and fails; the others go through. */
+  volatile java.util.function.Predicate<Path> failCreatesOf = p -> true;
   final AtomicInteger hflushes = new AtomicInteger();
   final AtomicInteger hsyncs = new AtomicInteger();
   final AtomicInteger opens = new AtomicInteger();
@@ -52,7 +54,7 @@ class FaultInjectingFileSystem extends FilterFileSystem {
   @Override
   public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
       short replication, long blockSize, Progressable progress) throws IOException {
-    if (failNextCreates.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+    if (failCreatesOf.test(f) && failNextCreates.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       throw new IOException("injected create failure for " + f);
     }
     if (holdCreates.test(f)) {
