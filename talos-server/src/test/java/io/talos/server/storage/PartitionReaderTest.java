@@ -98,6 +98,7 @@ class PartitionReaderTest {
   void shouldReadAnotherInstancesOpenLogReadOnlyAndSeeItsAppendsAfterARefresh() throws Exception {
     PartitionLog log = writer.log(ORDERS, 0);
     append(log, 10); // rolls: sealed segments + an unsealed active one
+    log.awaitSeals(); // the writer's seal thread writes index files at a time of its own
     List<String> before = files();
 
     ReadablePartition view = reader.readable(ORDERS, 0);

@@ -92,6 +92,7 @@ class TimeIndexTest {
     fill(log);
     assertTrue(log.segmentCount() >= 3, "spans several segments: " + log.segmentCount());
     assertAllAnswers(log);
+    log.awaitSeals(); // written by the seal thread, at a time of its own
     assertEquals(log.segmentCount() - 1, timeIndexFiles().size(), "every sealed segment has its .timeindex");
   }
 
