@@ -4,6 +4,7 @@ import io.talos.common.config.ConfigDef;
 import io.talos.common.config.ConfigDef.Type;
 import io.talos.common.config.ConfigDef.Validator;
 import io.talos.common.config.TalosConfig;
+import io.talos.server.scheduling.ThreadSlice;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -135,6 +136,7 @@ public final class ServerConfig extends TalosConfig {
 
   public static final String SCHEDULING_WORKERS = "scheduling.workers";
   public static final String SCHEDULING_INLINE_IDLE = "scheduling.inline.idle";
+  public static final String SCHEDULING_THREAD_SLICE_US = "scheduling.thread.slice.us";
   public static final String SCHEDULING_SELECTOR = "scheduling.selector";
   public static final String SCHEDULING_MAX_WAITING_TASKS = "scheduling.max.waiting.tasks";
   public static final String SCHEDULING_MAX_WAITING_BYTES = "scheduling.max.waiting.bytes";
@@ -385,6 +387,8 @@ public final class ServerConfig extends TalosConfig {
           "Task-pool workers serving puts and gets (Jetty threads only parse and authenticate).")
       .define(SCHEDULING_INLINE_IDLE, Type.BOOLEAN, true, null,
           "A put or get of a partition with nothing waiting or running, whose worker is idle, is served on the HTTP thread that received it (the worker lent to it) instead of waking the worker: one thread hand-off less for a lone request. Only where the storage part runs on the worker (storage.io.threads resolving to 0, the default on a local file system). false: always handed to a worker.")
+      .define(SCHEDULING_THREAD_SLICE_US, Type.INT, 0, threadSlice(),
+          "Scheduler time slice, in microseconds, that the threads a put or get waits for (HTTP threads, task-pool workers, storage threads) ask the Linux kernel for (sched_setattr; Linux 6.12 or later, no privilege needed). When every core is busy, a thread with a shorter slice than the running one preempts it as soon as it wakes, instead of waiting for that slice to end; it gets no more CPU in all than its fair share. 0: the kernel's default slice. Elsewhere (another system, an older kernel) the threads keep the default and the server logs it once.")
       .define(SCHEDULING_SELECTOR, Type.STRING, "least-loaded", Validator.oneOf("least-loaded", "hashed"),
           "least-loaded: a partition's tasks go to the worker already serving it, else the worker with the fewest waiting tasks (ties: lowest id); hashed: each partition to a fixed worker (the old model).")
       .define(SCHEDULING_MAX_WAITING_TASKS, Type.INT, 10_000, Validator.between(1, 10_000_000),
@@ -496,6 +500,14 @@ public final class ServerConfig extends TalosConfig {
       java.util.List<String> classes = java.util.Arrays.asList(v.toString().split(","));
       return classes.contains("put") && classes.contains("get") && new java.util.HashSet<>(classes).size() == classes.size()
           ? null : "must be distinct comma-separated names including put and get";
+    };
+  }
+
+  private static Validator threadSlice() {
+    return v -> {
+      int us = ((Number) v).intValue();
+      return us == 0 || (us >= ThreadSlice.MIN_US && us <= ThreadSlice.MAX_US) ? null
+          : "must be 0 (the kernel's default) or between " + ThreadSlice.MIN_US + " and " + ThreadSlice.MAX_US;
     };
   }
 

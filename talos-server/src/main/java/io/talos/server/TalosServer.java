@@ -21,6 +21,7 @@ import io.talos.server.auth.Authorizer;
 import io.talos.server.metadata.CachingMetadataStore;
 import io.talos.server.quota.QuotaShare;
 import io.talos.server.quota.Throttle;
+import io.talos.server.frontend.SlicedThreadPool;
 import io.talos.server.frontend.TalosErrorHandler;
 import io.talos.server.frontend.TlsConnector;
 import io.talos.server.metadata.Credential;
@@ -252,7 +253,8 @@ public final class TalosServer implements AutoCloseable {
         throw new ConfigException(ServerConfig.REQUEST_BODY_INFLIGHT_MAX_BYTES + " (" + inflightMax
             + ") must be at least " + ServerConfig.REQUEST_MAX_BYTES + " (" + maxRequest + ")");
       }
-      QueuedThreadPool threads = new QueuedThreadPool(config.getInt(ServerConfig.HTTP_THREADS_MAX));
+      QueuedThreadPool threads = new SlicedThreadPool(config.getInt(ServerConfig.HTTP_THREADS_MAX),
+          config.getInt(ServerConfig.SCHEDULING_THREAD_SLICE_US));
       threads.setName("talos-http");
       server = new Server(threads);
       HttpConfiguration http = httpConfiguration(config);
@@ -688,6 +690,7 @@ public final class TalosServer implements AutoCloseable {
         .maxBatchCount(config.getInt(ServerConfig.SCHEDULING_BATCH_MAX_COUNT))
         .maxBatchBytes(config.getLong(ServerConfig.SCHEDULING_BATCH_MAX_BYTES))
         .defaultDeadlineMs(config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS))
+        .threadSliceUs(config.getInt(ServerConfig.SCHEDULING_THREAD_SLICE_US))
         .build();
   }
 

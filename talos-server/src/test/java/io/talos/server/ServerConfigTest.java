@@ -68,6 +68,20 @@ class ServerConfigTest {
   }
 
   @Test
+  void threadSliceIsZeroOrWhatTheKernelAccepts() {
+    for (String bad : new String[] {"99", "100001", "-1"}) {
+      Properties p = new Properties();
+      p.setProperty(ServerConfig.SCHEDULING_THREAD_SLICE_US, bad);
+      ConfigException e = assertThrows(ConfigException.class, () -> new ServerConfig(p));
+      assertTrue(e.getMessage().contains("scheduling.thread.slice.us=" + bad
+          + ": must be 0 (the kernel's default) or between 100 and 100000"), e.getMessage());
+    }
+    Properties p = new Properties();
+    p.setProperty(ServerConfig.SCHEDULING_THREAD_SLICE_US, "300");
+    assertEquals(300, TalosServer.poolConfig(new ServerConfig(p)).threadSliceUs());
+  }
+
+  @Test
   void derivedPathsDefaultUnderTheDataDir() {
     Properties p = new Properties();
     p.setProperty(ServerConfig.DATA_DIR, "/tmp/talos-x");

@@ -213,7 +213,8 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
     } else {
       this.waiters = null;
     }
-    this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads);
+    this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads,
+        pool.config().threadSliceUs());
     this.audit = audit;
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes,

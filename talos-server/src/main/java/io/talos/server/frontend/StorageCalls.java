@@ -12,6 +12,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.talos.server.scheduling.ThreadSlice;
 import io.talos.server.service.RequestDeadline;
 
 /**
@@ -36,7 +37,7 @@ import io.talos.server.service.RequestDeadline;
 final class StorageCalls implements AutoCloseable {
   /** Runs bodies on the calling thread. */
   static StorageCalls inline(Clock clock, long defaultDeadlineMs) {
-    return new StorageCalls(clock, defaultDeadlineMs, 0);
+    return new StorageCalls(clock, defaultDeadlineMs, 0, 0);
   }
 
   private final Clock clock;
@@ -46,14 +47,15 @@ final class StorageCalls implements AutoCloseable {
   /**
    * @param defaultDeadlineMs deadline of a request that carries none, after its arrival
    * @param threads storage threads; 0 runs bodies on the caller's thread
+   * @param threadSliceUs scheduler slice the storage threads ask for ({@link ThreadSlice}); 0: the default
    */
-  StorageCalls(Clock clock, long defaultDeadlineMs, int threads) {
+  StorageCalls(Clock clock, long defaultDeadlineMs, int threads, int threadSliceUs) {
     this.clock = clock;
     this.defaultDeadlineMs = defaultDeadlineMs;
     if (threads > 0) {
       AtomicInteger n = new AtomicInteger();
       executor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(threads), r -> {
-        Thread t = new Thread(r, "talos-storage-" + n.incrementAndGet());
+        Thread t = new Thread(ThreadSlice.around(threadSliceUs, r), "talos-storage-" + n.incrementAndGet());
         t.setDaemon(true);
         return t;
       });

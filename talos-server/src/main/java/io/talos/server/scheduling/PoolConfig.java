@@ -34,6 +34,8 @@ import java.util.Set;
  *       running tasks to finish</td></tr>
  *   <tr><td>busyRatioWindowMs</td><td>10000</td><td>window of the {@code
  *       pool.worker.<i>.busy.ratio} gauges</td></tr>
+ *   <tr><td>threadSliceUs</td><td>0</td><td>scheduler slice each worker thread asks for
+ *       ({@link ThreadSlice}); 0 keeps the kernel's default</td></tr>
  * </table>
  *
  * <p>Thread-safety: immutable.
@@ -58,6 +60,7 @@ public final class PoolConfig {
   private final WorkerSelector selector;
   private final long closeTimeoutMs;
   private final long busyRatioWindowMs;
+  private final int threadSliceUs;
 
   private PoolConfig(Builder b) {
     this.workers = b.workers;
@@ -69,6 +72,7 @@ public final class PoolConfig {
     this.selector = b.selector;
     this.closeTimeoutMs = b.closeTimeoutMs;
     this.busyRatioWindowMs = b.busyRatioWindowMs;
+    this.threadSliceUs = b.threadSliceUs;
   }
 
   public static Builder builder() {
@@ -131,6 +135,11 @@ public final class PoolConfig {
     return busyRatioWindowMs;
   }
 
+  /** The scheduler slice a worker thread asks for, in microseconds; 0: the kernel's default. */
+  public int threadSliceUs() {
+    return threadSliceUs;
+  }
+
   /** A builder starting from this configuration. */
   public Builder toBuilder() {
     return new Builder()
@@ -142,7 +151,8 @@ public final class PoolConfig {
         .defaultDeadlineMs(defaultDeadlineMs)
         .selector(selector)
         .closeTimeoutMs(closeTimeoutMs)
-        .busyRatioWindowMs(busyRatioWindowMs);
+        .busyRatioWindowMs(busyRatioWindowMs)
+        .threadSliceUs(threadSliceUs);
   }
 
   @Override
@@ -151,7 +161,7 @@ public final class PoolConfig {
         + ", priorityClasses=" + priorityClasses + ", maxBatchCount=" + maxBatchCount
         + ", maxBatchBytes=" + maxBatchBytes + ", defaultDeadlineMs=" + defaultDeadlineMs
         + ", selector=" + selector + ", closeTimeoutMs=" + closeTimeoutMs
-        + ", busyRatioWindowMs=" + busyRatioWindowMs + "}";
+        + ", busyRatioWindowMs=" + busyRatioWindowMs + ", threadSliceUs=" + threadSliceUs + "}";
   }
 
   /** Not thread-safe; {@link #build()} validates and copies, so a builder can be reused. */
@@ -165,6 +175,7 @@ public final class PoolConfig {
     private WorkerSelector selector = new LeastLoadedWorkerSelector();
     private long closeTimeoutMs = DEFAULT_CLOSE_TIMEOUT_MS;
     private long busyRatioWindowMs = DEFAULT_BUSY_RATIO_WINDOW_MS;
+    private int threadSliceUs;
 
     private Builder() {}
 
@@ -218,6 +229,11 @@ public final class PoolConfig {
       return this;
     }
 
+    public Builder threadSliceUs(int threadSliceUs) {
+      this.threadSliceUs = threadSliceUs;
+      return this;
+    }
+
     /**
      * Validates every setting and returns the configuration.
      *
@@ -250,6 +266,10 @@ public final class PoolConfig {
       if (closeTimeoutMs < 0) errors.add("closeTimeoutMs=" + closeTimeoutMs + " must be at least 0");
       if (busyRatioWindowMs < 1) {
         errors.add("busyRatioWindowMs=" + busyRatioWindowMs + " must be at least 1");
+      }
+      if (threadSliceUs != 0 && (threadSliceUs < ThreadSlice.MIN_US || threadSliceUs > ThreadSlice.MAX_US)) {
+        errors.add("threadSliceUs=" + threadSliceUs + " must be 0 or between " + ThreadSlice.MIN_US + " and "
+            + ThreadSlice.MAX_US);
       }
       if (!errors.isEmpty()) {
         throw new IllegalArgumentException("Invalid task pool configuration: " + String.join("; ", errors));
