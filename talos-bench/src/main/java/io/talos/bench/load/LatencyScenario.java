@@ -4,6 +4,7 @@ import io.talos.client.TalosClient;
 import io.talos.client.consumer.ConsumedMessage;
 import io.talos.client.consumer.SimpleConsumer;
 import io.talos.client.producer.SimpleProducer;
+import io.talos.server.scheduling.ThreadSlice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -81,7 +83,7 @@ final class LatencyScenario {
    *     server with long poll off)
    */
   static void run(BenchContext ctx, int rate, int size, double warmupSeconds, double seconds, long longPollMs,
-      long pollMicros, int inflight) throws Exception {
+      long pollMicros, int inflight, int generatorSliceUs) throws Exception {
     ctx.report.heading("Scenario 4" + (ctx.kafka ? " and 5" : "") + ": latency at a fixed low rate");
     ctx.report.text(String.format(Locale.ROOT, "%,d messages/s of %d bytes to one partition for %s s (after %s s"
         + " warm-up, not counted). Talos: one SimpleProducer put per message, sent at its time by one of %d"
@@ -95,6 +97,11 @@ final class LatencyScenario {
         rate, size,
         SyncScenario.fmt(seconds), SyncScenario.fmt(warmupSeconds), inflight, consumerText(longPollMs, pollMicros),
         durabilityText(ctx)));
+    if (generatorSliceUs > 0) {
+      ctx.report.text("The load generator's threads ran with a scheduler slice of " + generatorSliceUs + " us"
+          + (ThreadSlice.unavailableReason() != null ? " asked for, not given (" + ThreadSlice.unavailableReason() + ")"
+          : " (--generator-slice-us), for both systems") + ".");
+    }
     GcLog generatorLog = generatorLog(ctx);
     Figures talos;
     Figures kafka = null;
@@ -104,8 +111,8 @@ final class LatencyScenario {
       // set when the measured window starts (after the warm-up has drained); profiled from then
       AtomicLong measureStart = new AtomicLong(Long.MAX_VALUE);
       try (AutoCloseable profile = ctx.profile(node, "s4-latency", measureStart::get, seconds)) {
-        talos = talos(ctx, client, node.gcLog(), generatorLog, rate, size, warmupSeconds, seconds, longPollMs,
-            pollMicros, inflight, measureStart);
+        talos = onGeneratorThread(generatorSliceUs, () -> talos(ctx, client, node.gcLog(), generatorLog, rate, size,
+            warmupSeconds, seconds, longPollMs, pollMicros, inflight, measureStart));
       }
       ctx.report.memory("4 latency", "Talos", node.memory());
       keepLog(ctx, node.gcLog(), "talos-gc.log");
@@ -113,7 +120,8 @@ final class LatencyScenario {
     if (ctx.kafka) {
       try (KafkaNode node = ctx.startKafka()) {
         node.process().memory().resetPeaks();
-        kafka = kafka(ctx, node, generatorLog, rate, size, warmupSeconds, seconds);
+        kafka = onGeneratorThread(generatorSliceUs,
+            () -> kafka(ctx, node, generatorLog, rate, size, warmupSeconds, seconds));
         ctx.report.memory("5 (4 on Kafka)", "Kafka", node.process().memory().snapshot());
       }
     }
@@ -378,6 +386,28 @@ final class LatencyScenario {
 
   private static long stamp(byte[] payload) {
     return ByteBuffer.wrap(payload).getLong(0);
+  }
+
+  /**
+   * Runs {@code body} on a new thread that first asks for a scheduler slice of {@code sliceUs}
+   * (0: the kernel's default), and returns its result. The threads the body starts (senders,
+   * reader, meters, Kafka's client threads) get the same slice: Linux gives a new thread its
+   * creator's. The servers were started before, from another thread, and keep their own.
+   */
+  private static Figures onGeneratorThread(int sliceUs, Callable<Figures> body) throws Exception {
+    AtomicReference<Object> out = new AtomicReference<>();
+    Thread t = new Thread(ThreadSlice.around(sliceUs, () -> {
+      try {
+        out.set(body.call());
+      } catch (Throwable e) {
+        out.set(e);
+      }
+    }), "s4-generator");
+    t.start();
+    t.join();
+    if (out.get() instanceof Exception e) throw e;
+    if (out.get() instanceof Error e) throw e;
+    return (Figures) out.get();
   }
 
   private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, GcLog generatorLog, int rate,

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import io.talos.server.scheduling.ThreadSlice;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -201,6 +202,14 @@ public final class LoadBench {
     @Option(names = "--poll-micros", description = "Talos consumer's pause after an empty fetch the server did not hold"
         + " (with --latency-long-poll-ms 0) (default: ${DEFAULT-VALUE}).")
     long pollMicros = 100;
+
+    // The generator shares the machine with the server it measures: on a loaded machine its own
+    // wake-ups (the schedule, the senders, the reader) wait for a core as the server's do, and
+    // that wait is counted as the server's latency.
+    @Option(names = "--generator-slice-us", description = "Scheduler slice the load generator's threads ask Linux for,"
+        + " for both systems alike (as the server's scheduling.thread.slice.us; Linux 6.12+); 0: the kernel's default"
+        + " (default: ${DEFAULT-VALUE}).")
+    int generatorSliceUs = 0;
   }
 
   static final class SdkOptions {
@@ -397,7 +406,7 @@ public final class LoadBench {
 
     @Override
     void run(BenchContext ctx) throws Exception {
-      LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.longPollMs, o.pollMicros, o.inflight);
+      runLatency(ctx, o);
     }
   }
 
@@ -471,9 +480,17 @@ public final class LoadBench {
       ThreadModelScenario.run(ctx, threads.partitions, threads.messageBytes, threads.batch, common.warmup, threads.seconds);
       ThroughputScenario.run(ctx, throughput.sizes, throughput.partitions, throughput.batchBytes, common.warmup,
           throughput.seconds, Math.max(1, throughput.rounds));
-      LatencyScenario.run(ctx, latency.rate, latency.messageBytes, latency.warmup, latency.seconds, latency.longPollMs, latency.pollMicros,
-          latency.inflight);
+      runLatency(ctx, latency);
     }
+  }
+
+  static void runLatency(BenchContext ctx, LatencyOptions o) throws Exception {
+    if (o.generatorSliceUs != 0 && (o.generatorSliceUs < ThreadSlice.MIN_US || o.generatorSliceUs > ThreadSlice.MAX_US)) {
+      throw new CommandLine.ParameterException(new CommandLine(o), "--generator-slice-us must be 0 or between "
+          + ThreadSlice.MIN_US + " and " + ThreadSlice.MAX_US + ", got " + o.generatorSliceUs);
+    }
+    LatencyScenario.run(ctx, o.rate, o.messageBytes, o.warmup, o.seconds, o.longPollMs, o.pollMicros, o.inflight,
+        o.generatorSliceUs);
   }
 
   static void runSync(BenchContext ctx, SyncOptions o) throws Exception {
