@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Best effort: on another system, another architecture, a kernel older than 6.12 (which takes
  * the call but ignores the slice), or if the call fails, the thread keeps the kernel's default;
- * the first such case is logged once. {@link #ofCurrentThreadNanos()} reads back what the
+ * the first such case is logged once (a failed call as a warning). A thread the calling thread
+ * starts afterwards gets the same slice (Linux copies it to a new thread). {@link #ofCurrentThreadNanos()} reads back what the
  * kernel applies. The call binds through JNA's interface mapping (the C library's {@code
  * syscall}; the C library has no wrapper for these two calls).
  *
@@ -104,13 +105,13 @@ public final class ThreadSlice {
           + " and " + MAX_US);
     }
     if (UNAVAILABLE != null) {
-      logOnce("threads keep the scheduler's default slice: {}", UNAVAILABLE);
+      logOnce(false, "threads keep the scheduler's default slice: {}", UNAVAILABLE);
       return false;
     }
     Memory attr = new Memory(ATTR_SIZE);
     attr.clear();
     if (LIBC.syscall(GETATTR, 0, attr, ATTR_SIZE, 0) != 0) {
-      logOnce("threads keep the scheduler's default slice: sched_getattr failed, errno {}", Native.getLastError());
+      logOnce(true, "threads keep the scheduler's default slice: sched_getattr failed, errno {}", Native.getLastError());
       return false;
     }
     int policy = attr.getInt(OFF_POLICY);
@@ -120,13 +121,13 @@ public final class ThreadSlice {
     attr.setInt(OFF_NICE, attr.getInt(OFF_NICE)); // the same nice value: never needs a privilege
     attr.setLong(OFF_RUNTIME, micros * 1000L);
     if (LIBC.syscall(SETATTR, 0, attr, 0) != 0) {
-      logOnce("threads keep the scheduler's default slice: sched_setattr failed, errno {}", Native.getLastError());
+      logOnce(true, "threads keep the scheduler's default slice: sched_setattr failed, errno {}", Native.getLastError());
       return false;
     }
     Long applied = ofCurrentThreadNanos();
     if (applied == null || applied != micros * 1000L) {
-      logOnce("threads keep the scheduler's default slice: this kernel does not apply a chosen one (Linux 6.12"
-          + " or later does; it reports {} ns)", applied);
+      logOnce(false, "threads keep the scheduler's default slice: this kernel does not apply a chosen one (Linux"
+          + " 6.12 or later does; it reports {} ns)", applied);
       return false;
     }
     return true;
@@ -156,9 +157,14 @@ public final class ThreadSlice {
     };
   }
 
-  private static void logOnce(String message, Object arg) {
+  /** @param failure a call that failed (warning), not a system without custom slices (information) */
+  private static void logOnce(boolean failure, String message, Object arg) {
     if (failureLogged) return;
     failureLogged = true;
-    LOG.warn(message, arg);
+    if (failure) {
+      LOG.warn(message, arg);
+    } else {
+      LOG.info(message, arg);
+    }
   }
 }
