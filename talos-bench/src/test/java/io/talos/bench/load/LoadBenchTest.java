@@ -31,6 +31,22 @@ class LoadBenchTest {
   }
 
   @Test
+  void shouldTakeAGeneratorSliceTheKernelAcceptsOnly() {
+    LoadBench.All all = new LoadBench.All();
+    new CommandLine(all).parseArgs("--generator-slice-us", "100");
+    assertEquals(100, all.latency.generatorSliceUs);
+    assertEquals(0, new LoadBench.LatencyOptions().generatorSliceUs, "the kernel's default unless asked");
+    for (String bad : new String[] {"99", "100001", "-1"}) {
+      LoadBench.All a = new LoadBench.All();
+      new CommandLine(a).parseArgs("--generator-slice-us", bad);
+      // refused before any server is started (no context needed)
+      CommandLine.ParameterException e = assertThrows(CommandLine.ParameterException.class,
+          () -> LoadBench.runLatency(null, a.latency));
+      assertEquals("--generator-slice-us must be 0 or between 100 and 100000, got " + bad, e.getMessage());
+    }
+  }
+
+  @Test
   void shouldKeepDefaultsSizedForMinutes() {
     LoadBench.All all = new LoadBench.All();
     new CommandLine(all).parseArgs();
