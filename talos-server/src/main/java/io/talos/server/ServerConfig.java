@@ -504,11 +504,8 @@ public final class ServerConfig extends TalosConfig {
   }
 
   private static Validator threadSlice() {
-    return v -> {
-      int us = ((Number) v).intValue();
-      return us == 0 || (us >= ThreadSlice.MIN_US && us <= ThreadSlice.MAX_US) ? null
-          : "must be 0 (the kernel's default) or between " + ThreadSlice.MIN_US + " and " + ThreadSlice.MAX_US;
-    };
+    return v -> ThreadSlice.isAllowed(((Number) v).intValue()) ? null
+        : "must be 0 (the kernel's default) or between " + ThreadSlice.MIN_US + " and " + ThreadSlice.MAX_US;
   }
 
   private static Validator fraction() {

@@ -16,8 +16,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -395,19 +397,15 @@ final class LatencyScenario {
    * creator's. The servers were started before, from another thread, and keep their own.
    */
   private static Figures onGeneratorThread(int sliceUs, Callable<Figures> body) throws Exception {
-    AtomicReference<Object> out = new AtomicReference<>();
-    Thread t = new Thread(ThreadSlice.around(sliceUs, () -> {
-      try {
-        out.set(body.call());
-      } catch (Throwable e) {
-        out.set(e);
-      }
-    }), "s4-generator");
-    t.start();
-    t.join();
-    if (out.get() instanceof Exception e) throw e;
-    if (out.get() instanceof Error e) throw e;
-    return (Figures) out.get();
+    FutureTask<Figures> run = new FutureTask<>(body);
+    new Thread(ThreadSlice.around(sliceUs, run), "s4-generator").start();
+    try {
+      return run.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof Exception cause) throw cause;
+      if (e.getCause() instanceof Error cause) throw cause;
+      throw e;
+    }
   }
 
   private static Figures talos(BenchContext ctx, TalosClient client, GcLog gcLog, GcLog generatorLog, int rate,

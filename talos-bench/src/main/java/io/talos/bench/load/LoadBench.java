@@ -485,7 +485,7 @@ public final class LoadBench {
   }
 
   static void runLatency(BenchContext ctx, LatencyOptions o) throws Exception {
-    if (o.generatorSliceUs != 0 && (o.generatorSliceUs < ThreadSlice.MIN_US || o.generatorSliceUs > ThreadSlice.MAX_US)) {
+    if (!ThreadSlice.isAllowed(o.generatorSliceUs)) {
       throw new CommandLine.ParameterException(new CommandLine(o), "--generator-slice-us must be 0 or between "
           + ThreadSlice.MIN_US + " and " + ThreadSlice.MAX_US + ", got " + o.generatorSliceUs);
     }

@@ -267,7 +267,7 @@ public final class PoolConfig {
       if (busyRatioWindowMs < 1) {
         errors.add("busyRatioWindowMs=" + busyRatioWindowMs + " must be at least 1");
       }
-      if (threadSliceUs != 0 && (threadSliceUs < ThreadSlice.MIN_US || threadSliceUs > ThreadSlice.MAX_US)) {
+      if (!ThreadSlice.isAllowed(threadSliceUs)) {
         errors.add("threadSliceUs=" + threadSliceUs + " must be 0 or between " + ThreadSlice.MIN_US + " and "
             + ThreadSlice.MAX_US);
       }

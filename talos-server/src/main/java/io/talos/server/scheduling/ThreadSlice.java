@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
  * <p>Best effort: on another system, another architecture, a kernel older than 6.12 (which takes
  * the call but ignores the slice), or if the call fails, the thread keeps the kernel's default;
  * the first such case is logged once (a failed call as a warning). A thread the calling thread
- * starts afterwards gets the same slice (Linux copies it to a new thread). {@link #ofCurrentThreadNanos()} reads back what the
- * kernel applies. The call binds through JNA's interface mapping (the C library's {@code
+ * starts afterwards gets the same slice (Linux copies it to a new thread). {@link
+ * #ofCurrentThreadNanos()} reads back what the kernel applies. The call binds through JNA's interface mapping (the C library's {@code
  * syscall}; the C library has no wrapper for these two calls).
  *
  * <p>Thread-safe; each call applies to the calling thread only.
@@ -39,7 +39,6 @@ public final class ThreadSlice {
   /** {@code struct sched_attr}, its first version (56 bytes): what both calls read and write. */
   private static final int ATTR_SIZE = 56;
   private static final int OFF_POLICY = 4;
-  private static final int OFF_NICE = 16;
   private static final int OFF_RUNTIME = 24;
   private static final int SCHED_OTHER = 0;
   private static final int SCHED_BATCH = 3;
@@ -91,6 +90,11 @@ public final class ThreadSlice {
     return UNAVAILABLE;
   }
 
+  /** Whether {@code micros} is 0 (the kernel's default) or a slice the kernel accepts. */
+  public static boolean isAllowed(int micros) {
+    return micros == 0 || (micros >= MIN_US && micros <= MAX_US);
+  }
+
   /**
    * Asks for a slice of {@code micros} for the calling thread, keeping its policy and nice value;
    * 0 leaves the thread as it is. Returns whether the kernel now applies that slice (false on a
@@ -99,18 +103,17 @@ public final class ThreadSlice {
    * @throws IllegalArgumentException unless micros is 0 or between {@link #MIN_US} and {@link #MAX_US}
    */
   public static boolean requestForCurrentThread(int micros) {
-    if (micros == 0) return false;
-    if (micros < MIN_US || micros > MAX_US) {
+    if (!isAllowed(micros)) {
       throw new IllegalArgumentException("thread slice " + micros + " us must be 0 or between " + MIN_US
           + " and " + MAX_US);
     }
+    if (micros == 0) return false;
     if (UNAVAILABLE != null) {
       logOnce(false, "threads keep the scheduler's default slice: {}", UNAVAILABLE);
       return false;
     }
-    Memory attr = new Memory(ATTR_SIZE);
-    attr.clear();
-    if (LIBC.syscall(GETATTR, 0, attr, ATTR_SIZE, 0) != 0) {
+    Memory attr = currentAttr(); // keeps the policy and nice value: the same nice never needs a privilege
+    if (attr == null) {
       logOnce(true, "threads keep the scheduler's default slice: sched_getattr failed, errno {}", Native.getLastError());
       return false;
     }
@@ -118,7 +121,6 @@ public final class ThreadSlice {
     if (policy != SCHED_OTHER && policy != SCHED_BATCH) return false; // a real-time or deadline thread: not ours to change
     attr.setInt(0, ATTR_SIZE);
     attr.setLong(8, 0L); // no flags
-    attr.setInt(OFF_NICE, attr.getInt(OFF_NICE)); // the same nice value: never needs a privilege
     attr.setLong(OFF_RUNTIME, micros * 1000L);
     if (LIBC.syscall(SETATTR, 0, attr, 0) != 0) {
       logOnce(true, "threads keep the scheduler's default slice: sched_setattr failed, errno {}", Native.getLastError());
@@ -139,10 +141,15 @@ public final class ThreadSlice {
    */
   public static Long ofCurrentThreadNanos() {
     if (UNAVAILABLE != null) return null;
+    Memory attr = currentAttr();
+    return attr == null ? null : attr.getLong(OFF_RUNTIME);
+  }
+
+  /** The calling thread's {@code sched_attr} ({@code sched_getattr}), or null if the call failed. */
+  private static Memory currentAttr() {
     Memory attr = new Memory(ATTR_SIZE);
     attr.clear();
-    if (LIBC.syscall(GETATTR, 0, attr, ATTR_SIZE, 0) != 0) return null;
-    return attr.getLong(OFF_RUNTIME);
+    return LIBC.syscall(GETATTR, 0, attr, ATTR_SIZE, 0) == 0 ? attr : null;
   }
 
   /**
