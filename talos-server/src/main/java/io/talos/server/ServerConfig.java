@@ -137,6 +137,10 @@ public final class ServerConfig extends TalosConfig {
   public static final String SCHEDULING_WORKERS = "scheduling.workers";
   public static final String SCHEDULING_INLINE_IDLE = "scheduling.inline.idle";
   public static final String SCHEDULING_THREAD_SLICE_US = "scheduling.thread.slice.us";
+  public static final String SCHEDULING_THREAD_SLICE_WHEN = "scheduling.thread.slice.when";
+  public static final String SCHEDULING_THREAD_SLICE_MACHINE_BUSY_MIN_PERCENT = "scheduling.thread.slice.machine.busy.min.percent";
+  public static final String SCHEDULING_THREAD_SLICE_PROCESS_CPU_MAX_PERCENT = "scheduling.thread.slice.process.cpu.max.percent";
+  public static final String SCHEDULING_THREAD_SLICE_CHECK_INTERVAL_MS = "scheduling.thread.slice.check.interval.ms";
   public static final String SCHEDULING_SELECTOR = "scheduling.selector";
   public static final String SCHEDULING_MAX_WAITING_TASKS = "scheduling.max.waiting.tasks";
   public static final String SCHEDULING_MAX_WAITING_BYTES = "scheduling.max.waiting.bytes";
@@ -387,8 +391,16 @@ public final class ServerConfig extends TalosConfig {
           "Task-pool workers serving puts and gets (Jetty threads only parse and authenticate).")
       .define(SCHEDULING_INLINE_IDLE, Type.BOOLEAN, true, null,
           "A put or get of a partition with nothing waiting or running, whose worker is idle, is served on the HTTP thread that received it (the worker lent to it) instead of waking the worker: one thread hand-off less for a lone request. Only where the storage part runs on the worker (storage.io.threads resolving to 0, the default on a local file system). false: always handed to a worker.")
-      .define(SCHEDULING_THREAD_SLICE_US, Type.INT, 0, threadSlice(),
-          "Scheduler time slice, in microseconds, that the threads a put or get waits for (HTTP threads, task-pool workers, storage threads) ask the Linux kernel for (sched_setattr; Linux 6.12 or later, no privilege needed). When every core is busy, a thread with a shorter slice than the running one preempts it as soon as it wakes, instead of waiting for that slice to end; it gets no more CPU in all than its fair share. 100 shortens the tail of puts on a machine shared with other work (loaded P99 0.72-0.86x) and costs peak throughput (100-byte produce 0.79x with the clients on the same cores): see docs/benchmarks.md. 0: the kernel's default slice. Elsewhere (another system, an older kernel) the threads keep the default and the server logs it once.")
+      .define(SCHEDULING_THREAD_SLICE_US, Type.INT, 100, threadSlice(),
+          "Scheduler time slice, in microseconds, that the threads a put or get waits for (HTTP threads, task-pool workers, storage threads) ask the Linux kernel for (sched_setattr; Linux 6.12 or later, no privilege needed), when scheduling.thread.slice.when says. When every core is busy, a thread with a shorter slice than the running one preempts it as soon as it wakes, instead of waiting for that slice to end (1.4 ms by default); it gets no more CPU in all than its fair share. On a machine shared with other work it shortens the tail of puts (loaded P99 0.72-0.86x): see docs/benchmarks.md. 0: the kernel's default slice, always. Elsewhere (another system, an older kernel) the threads keep the default and the server logs it once.")
+      .define(SCHEDULING_THREAD_SLICE_WHEN, Type.STRING, "contended", Validator.oneOf("contended", "always"),
+          "When the threads run with scheduling.thread.slice.us. contended: only while the machine is at least scheduling.thread.slice.machine.busy.min.percent busy and this server uses at most scheduling.thread.slice.process.cpu.max.percent of it (other work holds the cores), checked every scheduling.thread.slice.check.interval.ms; otherwise the default slice, because when the server's own work fills the machine the short slice costs throughput (100-byte produce 0.70-0.79x with the clients on the same cores). always: from each thread's first request on.")
+      .define(SCHEDULING_THREAD_SLICE_MACHINE_BUSY_MIN_PERCENT, Type.INT, 90, Validator.between(0, 100),
+          "With scheduling.thread.slice.when=contended: the machine's CPU time in use (every process, all cores, over the last check interval), in percent, from which the short slice is taken.")
+      .define(SCHEDULING_THREAD_SLICE_PROCESS_CPU_MAX_PERCENT, Type.INT, 35, Validator.between(0, 100),
+          "With scheduling.thread.slice.when=contended: the most of the machine's CPU time (all cores, over the last check interval), in percent, that this server may use for the short slice to be taken; above it the server's own work is what fills the machine.")
+      .define(SCHEDULING_THREAD_SLICE_CHECK_INTERVAL_MS, Type.LONG, 1000L, Validator.between(100, 60_000),
+          "With scheduling.thread.slice.when=contended: how often the machine's and the server's CPU use are sampled and the slice decided; a change reaches each thread at its next request.")
       .define(SCHEDULING_SELECTOR, Type.STRING, "least-loaded", Validator.oneOf("least-loaded", "hashed"),
           "least-loaded: a partition's tasks go to the worker already serving it, else the worker with the fewest waiting tasks (ties: lowest id); hashed: each partition to a fixed worker (the old model).")
       .define(SCHEDULING_MAX_WAITING_TASKS, Type.INT, 10_000, Validator.between(1, 10_000_000),

@@ -22,6 +22,8 @@ import io.talos.server.metadata.CachingMetadataStore;
 import io.talos.server.quota.QuotaShare;
 import io.talos.server.quota.Throttle;
 import io.talos.server.frontend.SlicedThreadPool;
+import io.talos.server.scheduling.OsCpuUse;
+import io.talos.server.scheduling.ThreadSlicePolicy;
 import io.talos.server.frontend.TalosErrorHandler;
 import io.talos.server.frontend.TlsConnector;
 import io.talos.server.metadata.Credential;
@@ -124,6 +126,8 @@ public final class TalosServer implements AutoCloseable {
   /** The ops listener on its own port and threads (server.ops.port), or null when disabled. */
   private final Server opsJetty;
   private final TaskPool pool;
+  /** The scheduler slice of the request threads (scheduling.thread.slice.*); sampled on its own thread. */
+  private final ThreadSlicePolicy threadSlices;
   private final ScheduledExecutorService maintenance;
   private final AdminCredentials.Result admin;
   /** This node's part in the cluster (cluster.enabled), or null for a single node. */
@@ -155,6 +159,7 @@ public final class TalosServer implements AutoCloseable {
     MetadataStore store = cached(config, clock, wrapStore.apply(opened));
     ClusterNode clusterNode = null;
     PartitionLogs partitionLogs = null;
+    this.threadSlices = threadSlices(config);
     TaskPool taskPool = null;
     Server server = null;
     Server opsServer = null;
@@ -211,7 +216,10 @@ public final class TalosServer implements AutoCloseable {
               config.getLong(ServerConfig.MESSAGE_BLOCK_UNCOMPRESSED_MAX_BYTES)),
           config.getInt(ServerConfig.GET_MAX_MESSAGES), config.getInt(ServerConfig.GET_MAX_BYTES), partitionMeters,
           new StorageFailureLog(clock, config.getLong(ServerConfig.STORAGE_FAILURE_LOG_INTERVAL_MS)));
-      taskPool = TaskPool.create(poolConfig(config), clock, metrics, true);
+      threadSlices.start();
+      metrics.register("scheduling.thread.slice.us", (Gauge<Integer>) threadSlices::currentUs);
+      metrics.register("scheduling.thread.slice.switches", (Gauge<Long>) threadSlices::switches);
+      taskPool = TaskPool.create(poolConfig(config, threadSlices), clock, metrics, true);
       if (clusterNode != null) {
         TaskPool pool = taskPool;
         // The node's load: every put and get its pool dequeued (its own partitions, local or forwarded here).
@@ -253,8 +261,7 @@ public final class TalosServer implements AutoCloseable {
         throw new ConfigException(ServerConfig.REQUEST_BODY_INFLIGHT_MAX_BYTES + " (" + inflightMax
             + ") must be at least " + ServerConfig.REQUEST_MAX_BYTES + " (" + maxRequest + ")");
       }
-      QueuedThreadPool threads = new SlicedThreadPool(config.getInt(ServerConfig.HTTP_THREADS_MAX),
-          config.getInt(ServerConfig.SCHEDULING_THREAD_SLICE_US));
+      QueuedThreadPool threads = new SlicedThreadPool(config.getInt(ServerConfig.HTTP_THREADS_MAX), threadSlices);
       threads.setName("talos-http");
       server = new Server(threads);
       HttpConfiguration http = httpConfiguration(config);
@@ -383,6 +390,7 @@ public final class TalosServer implements AutoCloseable {
         }
       }
       if (taskPool != null) taskPool.close();
+      threadSlices.close();
       if (clusterNode != null) clusterNode.close();
       if (partitionLogs != null) {
         partitionLogs.close();
@@ -681,7 +689,16 @@ public final class TalosServer implements AutoCloseable {
     }
   }
 
-  static PoolConfig poolConfig(ServerConfig config) {
+  /** The request threads' slice policy the scheduling.thread.slice.* keys describe (not started). */
+  static ThreadSlicePolicy threadSlices(ServerConfig config) {
+    return new ThreadSlicePolicy(config.getInt(ServerConfig.SCHEDULING_THREAD_SLICE_US),
+        ThreadSlicePolicy.When.named(config.getString(ServerConfig.SCHEDULING_THREAD_SLICE_WHEN)),
+        config.getInt(ServerConfig.SCHEDULING_THREAD_SLICE_MACHINE_BUSY_MIN_PERCENT) / 100.0,
+        config.getInt(ServerConfig.SCHEDULING_THREAD_SLICE_PROCESS_CPU_MAX_PERCENT) / 100.0, new OsCpuUse(),
+        config.getLong(ServerConfig.SCHEDULING_THREAD_SLICE_CHECK_INTERVAL_MS));
+  }
+
+  static PoolConfig poolConfig(ServerConfig config, ThreadSlicePolicy threadSlices) {
     return PoolConfig.builder()
         .workers(config.getInt(ServerConfig.SCHEDULING_WORKERS))
         .selector(WorkerSelector.named(config.getString(ServerConfig.SCHEDULING_SELECTOR)))
@@ -690,7 +707,7 @@ public final class TalosServer implements AutoCloseable {
         .maxBatchCount(config.getInt(ServerConfig.SCHEDULING_BATCH_MAX_COUNT))
         .maxBatchBytes(config.getLong(ServerConfig.SCHEDULING_BATCH_MAX_BYTES))
         .defaultDeadlineMs(config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS))
-        .threadSliceUs(config.getInt(ServerConfig.SCHEDULING_THREAD_SLICE_US))
+        .threadSlices(threadSlices)
         .build();
   }
 
@@ -890,6 +907,7 @@ public final class TalosServer implements AutoCloseable {
       }
     }
     maintenance.shutdownNow();
+    threadSlices.close();
     if (cluster != null) cluster.close();
     logs.close();
     try {

@@ -1,10 +1,12 @@
 package io.talos.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.talos.common.config.ConfigException;
+import io.talos.server.scheduling.ThreadSlicePolicy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,7 +80,19 @@ class ServerConfigTest {
     }
     Properties p = new Properties();
     p.setProperty(ServerConfig.SCHEDULING_THREAD_SLICE_US, "300");
-    assertEquals(300, TalosServer.poolConfig(new ServerConfig(p)).threadSliceUs());
+    ThreadSlicePolicy contended = TalosServer.threadSlices(new ServerConfig(p));
+    assertEquals(300, contended.sliceUs());
+    assertEquals(0, contended.currentUs(), "contended (the default): no short slice before a sample says so");
+    p.setProperty(ServerConfig.SCHEDULING_THREAD_SLICE_WHEN, "always");
+    ThreadSlicePolicy always = TalosServer.threadSlices(new ServerConfig(p));
+    assertEquals(300, always.currentUs());
+    assertSame(always, TalosServer.poolConfig(new ServerConfig(p), always).threadSlices());
+    p.setProperty(ServerConfig.SCHEDULING_THREAD_SLICE_WHEN, "sometimes");
+    p.setProperty(ServerConfig.SCHEDULING_THREAD_SLICE_PROCESS_CPU_MAX_PERCENT, "101");
+    ConfigException e = assertThrows(ConfigException.class, () -> new ServerConfig(p));
+    assertTrue(e.getMessage().contains("scheduling.thread.slice.when=sometimes: must be one of contended, always"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("scheduling.thread.slice.process.cpu.max.percent=101"), e.getMessage());
   }
 
   @Test

@@ -214,7 +214,7 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
       this.waiters = null;
     }
     this.storage = new StorageCalls(clock, pool.config().defaultDeadlineMs(), storageThreads,
-        pool.config().threadSliceUs());
+        pool.config().threadSlices());
     this.audit = audit;
     Map<String, ThriftDispatcher> d = new LinkedHashMap<>();
     services.forEach((name, s) -> d.put(name, new ThriftDispatcher(name, s.implementation(), s.functions(), maxRequestBytes,

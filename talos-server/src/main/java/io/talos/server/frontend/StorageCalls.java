@@ -12,7 +12,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import io.talos.server.scheduling.ThreadSlice;
+import io.talos.server.scheduling.ThreadSlicePolicy;
 import io.talos.server.service.RequestDeadline;
 
 /**
@@ -37,7 +37,7 @@ import io.talos.server.service.RequestDeadline;
 final class StorageCalls implements AutoCloseable {
   /** Runs bodies on the calling thread. */
   static StorageCalls inline(Clock clock, long defaultDeadlineMs) {
-    return new StorageCalls(clock, defaultDeadlineMs, 0, 0);
+    return new StorageCalls(clock, defaultDeadlineMs, 0, ThreadSlicePolicy.NONE);
   }
 
   private final Clock clock;
@@ -47,18 +47,23 @@ final class StorageCalls implements AutoCloseable {
   /**
    * @param defaultDeadlineMs deadline of a request that carries none, after its arrival
    * @param threads storage threads; 0 runs bodies on the caller's thread
-   * @param threadSliceUs scheduler slice the storage threads ask for ({@link ThreadSlice}); 0: the default
+   * @param threadSlices the scheduler slice a storage thread moves to before each call
    */
-  StorageCalls(Clock clock, long defaultDeadlineMs, int threads, int threadSliceUs) {
+  StorageCalls(Clock clock, long defaultDeadlineMs, int threads, ThreadSlicePolicy threadSlices) {
     this.clock = clock;
     this.defaultDeadlineMs = defaultDeadlineMs;
     if (threads > 0) {
       AtomicInteger n = new AtomicInteger();
       executor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(threads), r -> {
-        Thread t = new Thread(ThreadSlice.around(threadSliceUs, r), "talos-storage-" + n.incrementAndGet());
+        Thread t = new Thread(r, "talos-storage-" + n.incrementAndGet());
         t.setDaemon(true);
         return t;
-      });
+      }) {
+        @Override
+        protected void beforeExecute(Thread t, Runnable r) {
+          threadSlices.applyToCurrentThread();
+        }
+      };
       executor.allowCoreThreadTimeOut(true);
     } else {
       executor = null;

@@ -34,8 +34,8 @@ import java.util.Set;
  *       running tasks to finish</td></tr>
  *   <tr><td>busyRatioWindowMs</td><td>10000</td><td>window of the {@code
  *       pool.worker.<i>.busy.ratio} gauges</td></tr>
- *   <tr><td>threadSliceUs</td><td>0</td><td>scheduler slice each worker thread asks for
- *       ({@link ThreadSlice}); 0 keeps the kernel's default</td></tr>
+ *   <tr><td>threadSlices</td><td>{@link ThreadSlicePolicy#NONE}</td><td>the scheduler slice
+ *       each worker thread moves to before each task; the pool does not start or close it</td></tr>
  * </table>
  *
  * <p>Thread-safety: immutable.
@@ -60,7 +60,7 @@ public final class PoolConfig {
   private final WorkerSelector selector;
   private final long closeTimeoutMs;
   private final long busyRatioWindowMs;
-  private final int threadSliceUs;
+  private final ThreadSlicePolicy threadSlices;
 
   private PoolConfig(Builder b) {
     this.workers = b.workers;
@@ -72,7 +72,7 @@ public final class PoolConfig {
     this.selector = b.selector;
     this.closeTimeoutMs = b.closeTimeoutMs;
     this.busyRatioWindowMs = b.busyRatioWindowMs;
-    this.threadSliceUs = b.threadSliceUs;
+    this.threadSlices = b.threadSlices;
   }
 
   public static Builder builder() {
@@ -135,9 +135,9 @@ public final class PoolConfig {
     return busyRatioWindowMs;
   }
 
-  /** The scheduler slice a worker thread asks for, in microseconds; 0: the kernel's default. */
-  public int threadSliceUs() {
-    return threadSliceUs;
+  /** The scheduler slice a worker thread moves to before each task. */
+  public ThreadSlicePolicy threadSlices() {
+    return threadSlices;
   }
 
   /** A builder starting from this configuration. */
@@ -152,7 +152,7 @@ public final class PoolConfig {
         .selector(selector)
         .closeTimeoutMs(closeTimeoutMs)
         .busyRatioWindowMs(busyRatioWindowMs)
-        .threadSliceUs(threadSliceUs);
+        .threadSlices(threadSlices);
   }
 
   @Override
@@ -161,7 +161,7 @@ public final class PoolConfig {
         + ", priorityClasses=" + priorityClasses + ", maxBatchCount=" + maxBatchCount
         + ", maxBatchBytes=" + maxBatchBytes + ", defaultDeadlineMs=" + defaultDeadlineMs
         + ", selector=" + selector + ", closeTimeoutMs=" + closeTimeoutMs
-        + ", busyRatioWindowMs=" + busyRatioWindowMs + ", threadSliceUs=" + threadSliceUs + "}";
+        + ", busyRatioWindowMs=" + busyRatioWindowMs + ", threadSlices=" + threadSlices + "}";
   }
 
   /** Not thread-safe; {@link #build()} validates and copies, so a builder can be reused. */
@@ -175,7 +175,7 @@ public final class PoolConfig {
     private WorkerSelector selector = new LeastLoadedWorkerSelector();
     private long closeTimeoutMs = DEFAULT_CLOSE_TIMEOUT_MS;
     private long busyRatioWindowMs = DEFAULT_BUSY_RATIO_WINDOW_MS;
-    private int threadSliceUs;
+    private ThreadSlicePolicy threadSlices = ThreadSlicePolicy.NONE;
 
     private Builder() {}
 
@@ -229,8 +229,8 @@ public final class PoolConfig {
       return this;
     }
 
-    public Builder threadSliceUs(int threadSliceUs) {
-      this.threadSliceUs = threadSliceUs;
+    public Builder threadSlices(ThreadSlicePolicy threadSlices) {
+      this.threadSlices = threadSlices;
       return this;
     }
 
@@ -267,10 +267,7 @@ public final class PoolConfig {
       if (busyRatioWindowMs < 1) {
         errors.add("busyRatioWindowMs=" + busyRatioWindowMs + " must be at least 1");
       }
-      if (!ThreadSlice.isAllowed(threadSliceUs)) {
-        errors.add("threadSliceUs=" + threadSliceUs + " must be 0 or between " + ThreadSlice.MIN_US + " and "
-            + ThreadSlice.MAX_US);
-      }
+      if (threadSlices == null) errors.add("threadSlices must be set");
       if (!errors.isEmpty()) {
         throw new IllegalArgumentException("Invalid task pool configuration: " + String.join("; ", errors));
       }

@@ -88,8 +88,7 @@ public final class TaskPool implements AutoCloseable {
     List<Thread> started = new ArrayList<>();
     if (startThreads) {
       for (Worker worker : workers) {
-        Thread thread = new Thread(ThreadSlice.around(config.threadSliceUs(), worker::runLoop),
-            "talos-pool-worker-" + worker.id());
+        Thread thread = new Thread(worker::runLoop, "talos-pool-worker-" + worker.id());
         thread.setDaemon(true);
         started.add(thread);
       }

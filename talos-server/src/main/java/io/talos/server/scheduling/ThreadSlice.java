@@ -8,8 +8,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Asks the Linux scheduler for a short time slice for the calling thread: the threads that a put
- * or a get waits for (the HTTP threads, the task-pool workers, the storage threads) ask for one.
+ * Asks the Linux scheduler for a short time slice for the calling thread, or gives it back: the
+ * threads that a put or a get waits for (the HTTP threads, the task-pool workers, the storage
+ * threads) ask for one when {@link ThreadSlicePolicy} says so.
  *
  * <p>Why: when every core is busy (other processes, the JIT, the GC), a thread woken by a request
  * waits until the scheduler lets it run, and each put passes through several such wake-ups. Since
@@ -23,10 +24,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Best effort: on another system, another architecture, a kernel older than 6.12 (which takes
  * the call but ignores the slice), or if the call fails, the thread keeps the kernel's default;
- * the first such case is logged once (a failed call as a warning). A thread the calling thread
- * starts afterwards gets the same slice (Linux copies it to a new thread). {@link
- * #ofCurrentThreadNanos()} reads back what the kernel applies. The call binds through JNA's interface mapping (the C library's {@code
- * syscall}; the C library has no wrapper for these two calls).
+ * the first such case is logged once (a failed call as a warning). After {@link
+ * #setForCurrentThread}, a thread that the calling thread starts gets the kernel's default slice,
+ * not the calling thread's (the call sets {@code SCHED_FLAG_RESET_ON_FORK}; without it Linux would
+ * copy the slice to every thread started from a request thread, whatever that thread is for);
+ * {@link #around} lets them inherit it. {@link #ofCurrentThreadNanos()}
+ * reads back what the kernel applies. The call binds through JNA's interface mapping (the C
+ * library's {@code syscall}; the C library has no wrapper for these two calls).
  *
  * <p>Thread-safe; each call applies to the calling thread only.
  */
@@ -39,9 +43,12 @@ public final class ThreadSlice {
   /** {@code struct sched_attr}, its first version (56 bytes): what both calls read and write. */
   private static final int ATTR_SIZE = 56;
   private static final int OFF_POLICY = 4;
+  private static final int OFF_FLAGS = 8;
   private static final int OFF_RUNTIME = 24;
   private static final int SCHED_OTHER = 0;
   private static final int SCHED_BATCH = 3;
+  /** Threads started by this one begin with the default policy, nice (if negative) and slice. */
+  private static final long SCHED_FLAG_RESET_ON_FORK = 0x01;
 
   private static final long SETATTR;
   private static final long GETATTR;
@@ -95,21 +102,32 @@ public final class ThreadSlice {
     return micros == 0 || (micros >= MIN_US && micros <= MAX_US);
   }
 
-  /**
-   * Asks for a slice of {@code micros} for the calling thread, keeping its policy and nice value;
-   * 0 leaves the thread as it is. Returns whether the kernel now applies that slice (false on a
-   * kernel that takes the call but ignores it).
-   *
-   * @throws IllegalArgumentException unless micros is 0 or between {@link #MIN_US} and {@link #MAX_US}
-   */
-  public static boolean requestForCurrentThread(int micros) {
+  /** {@code micros}, if {@link #isAllowed}; else an IllegalArgumentException saying what is. */
+  public static int requireAllowed(int micros) {
     if (!isAllowed(micros)) {
       throw new IllegalArgumentException("thread slice " + micros + " us must be 0 or between " + MIN_US
           + " and " + MAX_US);
     }
-    if (micros == 0) return false;
+    return micros;
+  }
+
+  /**
+   * Sets the calling thread's slice to {@code micros}, or back to the kernel's default with 0,
+   * keeping its policy and nice value; threads it starts afterwards begin with the default.
+   * Returns whether the kernel now applies a slice of {@code micros} (for 0, whether the call was
+   * made and taken); false on a kernel that takes the call but ignores the slice, and wherever
+   * slices are unavailable.
+   *
+   * @throws IllegalArgumentException unless micros is 0 or between {@link #MIN_US} and {@link #MAX_US}
+   */
+  public static boolean setForCurrentThread(int micros) {
+    return set(micros, true);
+  }
+
+  private static boolean set(int micros, boolean resetOnFork) {
+    requireAllowed(micros);
     if (UNAVAILABLE != null) {
-      logOnce(false, "threads keep the scheduler's default slice: {}", UNAVAILABLE);
+      if (micros != 0) logOnce(false, "threads keep the scheduler's default slice: {}", UNAVAILABLE);
       return false;
     }
     Memory attr = currentAttr(); // keeps the policy and nice value: the same nice never needs a privilege
@@ -120,12 +138,13 @@ public final class ThreadSlice {
     int policy = attr.getInt(OFF_POLICY);
     if (policy != SCHED_OTHER && policy != SCHED_BATCH) return false; // a real-time or deadline thread: not ours to change
     attr.setInt(0, ATTR_SIZE);
-    attr.setLong(8, 0L); // no flags
-    attr.setLong(OFF_RUNTIME, micros * 1000L);
+    attr.setLong(OFF_FLAGS, resetOnFork ? SCHED_FLAG_RESET_ON_FORK : 0L);
+    attr.setLong(OFF_RUNTIME, micros * 1000L); // 0: the kernel's default slice again
     if (LIBC.syscall(SETATTR, 0, attr, 0) != 0) {
       logOnce(true, "threads keep the scheduler's default slice: sched_setattr failed, errno {}", Native.getLastError());
       return false;
     }
+    if (micros == 0) return true;
     Long applied = ofCurrentThreadNanos();
     if (applied == null || applied != micros * 1000L) {
       logOnce(false, "threads keep the scheduler's default slice: this kernel does not apply a chosen one (Linux"
@@ -153,13 +172,14 @@ public final class ThreadSlice {
   }
 
   /**
-   * {@code task}, preceded by asking for a slice of {@code micros} (0: {@code task} itself): the body
-   * of a thread that serves requests.
+   * {@code task}, preceded by asking for a slice of {@code micros} (0: {@code task} itself) that
+   * the threads {@code task} starts get too: the body of a thread that runs a whole program part
+   * with one slice (the bench's load generator and the client threads it starts).
    */
   public static Runnable around(int micros, Runnable task) {
     if (micros == 0) return task;
     return () -> {
-      requestForCurrentThread(micros);
+      set(micros, false);
       task.run();
     };
   }

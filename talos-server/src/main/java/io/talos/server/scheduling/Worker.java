@@ -126,6 +126,7 @@ public final class Worker {
       try {
         Work work = poll(true);
         if (work == null) return;
+        pool.config().threadSlices().applyToCurrentThread();
         serve(work);
       } catch (OutOfMemoryError e) {
         // Not swallowed silently: bin/talos runs the JVM with -XX:+ExitOnOutOfMemoryError, so the

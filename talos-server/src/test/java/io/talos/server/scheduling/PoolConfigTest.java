@@ -1,6 +1,7 @@
 package io.talos.server.scheduling;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -21,19 +22,19 @@ class PoolConfigTest {
     assertEquals(10_000L, config.defaultDeadlineMs());
     assertInstanceOf(LeastLoadedWorkerSelector.class, config.selector());
     assertEquals(30_000L, config.closeTimeoutMs());
-    assertEquals(0, config.threadSliceUs());
+    assertSame(ThreadSlicePolicy.NONE, config.threadSlices());
   }
 
   @Test
   void shouldReportEveryInvalidSettingByNameAtOnce() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PoolConfig.builder()
         .workers(0).maxWaitingTasks(0).priorityClasses("put", "put").maxBatchCount(0).maxBatchBytes(0)
-        .defaultDeadlineMs(0).selector(null).closeTimeoutMs(-1).busyRatioWindowMs(0).threadSliceUs(99).build());
+        .defaultDeadlineMs(0).selector(null).closeTimeoutMs(-1).busyRatioWindowMs(0).threadSlices(null).build());
     String message = e.getMessage();
     for (String expected : List.of("workers=0 must be between 1 and 4096", "maxWaitingTasks=0",
         "priorityClasses=[put, put] names 'put' twice", "maxBatchCount=0", "maxBatchBytes=0",
         "defaultDeadlineMs=0", "selector must be set", "closeTimeoutMs=-1", "busyRatioWindowMs=0",
-        "threadSliceUs=99 must be 0 or between 100 and 100000")) {
+        "threadSlices must be set")) {
       assertTrue(message.contains(expected), "'" + expected + "' missing from: " + message);
     }
   }
@@ -57,7 +58,7 @@ class PoolConfigTest {
   void shouldCopyEverySettingIntoABuilder() {
     PoolConfig config = PoolConfig.builder().workers(3).maxWaitingTasks(7).priorityClasses("a", "b")
         .maxBatchCount(5).maxBatchBytes(99).defaultDeadlineMs(11).selector(new HashedWorkerSelector())
-        .closeTimeoutMs(13).busyRatioWindowMs(17).threadSliceUs(250).build();
+        .closeTimeoutMs(13).busyRatioWindowMs(17).threadSlices(ThreadSlicePolicy.always(250)).build();
     assertEquals(config.toString(), config.toBuilder().build().toString());
   }
 

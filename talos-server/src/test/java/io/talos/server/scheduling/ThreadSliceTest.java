@@ -67,7 +67,7 @@ class ThreadSliceTest {
   void aRequestedSliceIsWhatTheKernelThenApplies() throws Exception {
     long[] seen = onNewThread(() -> {
       long before = procSliceNanos();
-      boolean applied = ThreadSlice.requestForCurrentThread(250);
+      boolean applied = ThreadSlice.setForCurrentThread(250);
       return new long[] {before, applied ? 1 : 0, ThreadSlice.ofCurrentThreadNanos(), procSliceNanos()};
     });
     assertTrue(seen[0] != 250_000, "the default slice was already 250 us: the test proves nothing");
@@ -77,13 +77,42 @@ class ThreadSliceTest {
   }
 
   @Test
-  void zeroLeavesTheThreadAsItWas() throws Exception {
+  void zeroGivesTheDefaultBack() throws Exception {
     long[] seen = onNewThread(() -> {
       long before = procSliceNanos();
-      return new long[] {before, ThreadSlice.requestForCurrentThread(0) ? 1 : 0, procSliceNanos()};
+      ThreadSlice.setForCurrentThread(250);
+      long during = procSliceNanos();
+      return new long[] {before, during, ThreadSlice.setForCurrentThread(0) ? 1 : 0, procSliceNanos()};
     });
-    assertEquals(0, seen[1]);
-    assertEquals(seen[0], seen[2]);
+    assertEquals(250_000, seen[1]);
+    assertEquals(1, seen[2]);
+    assertEquals(seen[0], seen[3]);
+  }
+
+  @Test
+  void aThreadStartedFromASlicedOneGetsTheDefault() throws Exception {
+    long[] seen = onNewThread(() -> {
+      long before = procSliceNanos();
+      ThreadSlice.setForCurrentThread(250);
+      return new long[] {before, procSliceNanos(), onNewThread(ThreadSliceTest::procSliceNanos)};
+    });
+    assertEquals(250_000, seen[1]);
+    assertEquals(seen[0], seen[2], "the started thread must not inherit the short slice");
+  }
+
+  @Test
+  void aroundLetsTheThreadsATaskStartsInheritIt() throws Exception {
+    CompletableFuture<long[]> seen = new CompletableFuture<>();
+    Thread t = new Thread(ThreadSlice.around(250, () -> {
+      try {
+        seen.complete(new long[] {procSliceNanos(), onNewThread(ThreadSliceTest::procSliceNanos)});
+      } catch (Exception e) {
+        seen.completeExceptionally(e);
+      }
+    }));
+    t.start();
+    assertEquals(250_000L, seen.get(10, TimeUnit.SECONDS)[0]);
+    assertEquals(250_000L, seen.get()[1]);
   }
 
   @Test
@@ -93,7 +122,7 @@ class ThreadSliceTest {
       int tid = Integer.parseInt(Path.of("/proc/thread-self").toRealPath().getFileName().toString());
       Process renice = new ProcessBuilder("renice", "-n", "5", "-p", Integer.toString(tid)).start();
       if (renice.waitFor() != 0) return new int[] {-1, 0};
-      ThreadSlice.requestForCurrentThread(400);
+      ThreadSlice.setForCurrentThread(400);
       String stat = Files.readString(Path.of("/proc/thread-self/stat"));
       String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
       return new int[] {Integer.parseInt(f[16]), (int) (procSliceNanos() / 1000)}; // field 19: nice
@@ -107,7 +136,7 @@ class ThreadSliceTest {
   void refusesWhatTheKernelWouldNotTake() {
     for (int bad : new int[] {-1, 99, 100_001}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> ThreadSlice.requestForCurrentThread(bad));
+          () -> ThreadSlice.setForCurrentThread(bad));
       assertEquals("thread slice " + bad + " us must be 0 or between 100 and 100000", e.getMessage());
     }
   }
@@ -116,16 +145,42 @@ class ThreadSliceTest {
   private static long sliceOnAWorker(PoolConfig config) throws Exception {
     TaskPool pool = TaskPool.create(config, Clock.systemUTC(), new MetricRegistry(), true);
     try {
-      CompletableFuture<Long> seen = new CompletableFuture<>();
-      RecordingTask task = new RecordingTask("t", "p0", 0, Task.NO_DEADLINE, new CopyOnWriteArrayList<>()).onRun(() -> {
-        try {
-          seen.complete(procSliceNanos());
-        } catch (IOException e) {
-          seen.completeExceptionally(e);
-        }
-      });
-      assertEquals(Admission.ACCEPTED, pool.submit(task));
-      return seen.get(10, TimeUnit.SECONDS);
+      return sliceOnAWorker(pool);
+    } finally {
+      pool.close();
+    }
+  }
+
+  /** The slice the next task sees on a worker of {@code pool}, in ns. */
+  private static long sliceOnAWorker(TaskPool pool) throws Exception {
+    CompletableFuture<Long> seen = new CompletableFuture<>();
+    RecordingTask task = new RecordingTask("t", "p0", 0, Task.NO_DEADLINE, new CopyOnWriteArrayList<>()).onRun(() -> {
+      try {
+        seen.complete(procSliceNanos());
+      } catch (IOException e) {
+        seen.completeExceptionally(e);
+      }
+    });
+    assertEquals(Admission.ACCEPTED, pool.submit(task));
+    return seen.get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aContendedPolicyMovesAWorkerAtItsNextTask() throws Exception {
+    double[] use = {1.0, 0.1}; // machine busy, this process: fractions of the machine
+    ThreadSlicePolicy slices = new ThreadSlicePolicy(300, ThreadSlicePolicy.When.CONTENDED, 0.9, 0.35,
+        () -> new CpuUse.Sample(use[0], use[1]), 1000);
+    long defaultSlice = onNewThread(ThreadSliceTest::procSliceNanos);
+    TaskPool pool = TaskPool.create(PoolConfig.builder().workers(1).threadSlices(slices).build(), Clock.systemUTC(),
+        new MetricRegistry(), true);
+    try {
+      assertEquals(defaultSlice, sliceOnAWorker(pool), "no sample yet: the default");
+      assertEquals(300, slices.runOnce()); // other work fills the machine
+      assertEquals(300_000L, sliceOnAWorker(pool));
+      use[1] = 0.6; // this process fills it
+      assertEquals(0, slices.runOnce());
+      assertEquals(defaultSlice, sliceOnAWorker(pool));
+      assertEquals(2, slices.switches());
     } finally {
       pool.close();
     }
@@ -133,12 +188,12 @@ class ThreadSliceTest {
 
   @Test
   void taskPoolWorkersAskForTheConfiguredSlice() throws Exception {
-    assertEquals(300_000L, sliceOnAWorker(PoolConfig.builder().workers(2).threadSliceUs(300).build()));
+    assertEquals(300_000L, sliceOnAWorker(PoolConfig.builder().workers(2).threadSlices(ThreadSlicePolicy.always(300)).build()));
   }
 
   @Test
   void httpThreadsAskForTheConfiguredSlice() throws Exception {
-    SlicedThreadPool threads = new SlicedThreadPool(8, 350);
+    SlicedThreadPool threads = new SlicedThreadPool(8, ThreadSlicePolicy.always(350));
     threads.start();
     try {
       CompletableFuture<Long> seen = new CompletableFuture<>();
