@@ -134,9 +134,12 @@ class LogDataSafetyTest {
   void shouldLoseAcknowledgedOffsetsInAPowerCutAtFlush() throws Exception {
     SyncTrackingFileSystem fs = new SyncTrackingFileSystem(raw);
     LogConfig flush = oneRecordSegments.toBuilder().segmentBytes(700).durability(Durability.FLUSH).build();
-    PartitionLog log = PartitionLog.open(fs, dir, flush, clock);
+    PartitionLog log = PartitionLog.open(fs, dir, flush, clock); // never closed: the power goes
     for (int i = 0; i < 20; i++) fx.append(log, T0, 2, 100);
     long acknowledged = log.endOffset();
+    // The seal thread stops with the power too; here it finishes first, or its index writes would
+    // land after the cut, or in the directory while the test's cleanup deletes it.
+    log.awaitSeals();
 
     fs.powerCut();
     PartitionLog after = open(raw, flush);
