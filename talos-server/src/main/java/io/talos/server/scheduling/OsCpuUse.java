@@ -6,7 +6,9 @@ import java.lang.management.ManagementFactory;
  * {@link CpuUse} as the JVM's platform bean measures it ({@code com.sun.management}'s {@code
  * getCpuLoad} and {@code getProcessCpuLoad}: on Linux from {@code /proc/stat} and the process's
  * own times, within a container from its cgroup, each since that method's previous call). NaN on a
- * JVM without that bean. One caller at a time, as {@link CpuUse} says.
+ * JVM without that bean. The bean is one per JVM and so is its "previous call": several samplers in
+ * one JVM (servers embedded in a test) each see the interval since any of them last sampled, a
+ * shorter window of the same load. One caller at a time, as {@link CpuUse} says.
  */
 public final class OsCpuUse implements CpuUse {
   private final com.sun.management.OperatingSystemMXBean os;
