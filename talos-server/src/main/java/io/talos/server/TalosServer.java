@@ -184,6 +184,10 @@ public final class TalosServer implements AutoCloseable {
       metrics.register("storage.open.files", (Gauge<Integer>) gauged::openFileCount);
       metrics.register("storage.opened.logs", (Gauge<Integer>) gauged::openedLogs);
       metrics.register("storage.evicted.logs", (Gauge<Integer>) gauged::evictedLogs);
+      if (partitionLogs.fileSystem() instanceof OwnerOnlyLocalFileSystem local) {
+        metrics.register("storage.segment.pinned.files", (Gauge<Long>) local::pinnedFiles);
+        metrics.register("storage.segment.pin.failures", (Gauge<Long>) local::pinFailures);
+      }
       if (partitionLogs.fileSystem() instanceof OwnerOnlyLocalFileSystem local && local.dropBehind() != null) {
         PageCacheDropBehind dropBehind = local.dropBehind();
         metrics.register("storage.page.cache.written.back.bytes", (Gauge<Long>) dropBehind::writtenBackBytes);
@@ -640,7 +644,8 @@ public final class TalosServer implements AutoCloseable {
     config.withPrefix(ServerConfig.HADOOP_PREFIX).forEach(hadoop::set);
     URI root = URI.create(config.storageRootUri());
     FileSystem fs = PartitionLogs.fileSystemFor(root, hadoop,
-        config.getLong(ServerConfig.STORAGE_LOCAL_PAGE_CACHE_WINDOW_BYTES));
+        config.getLong(ServerConfig.STORAGE_LOCAL_PAGE_CACHE_WINDOW_BYTES),
+        config.getBoolean(ServerConfig.STORAGE_LOCAL_SEGMENT_PIN_EXTENT_TREE));
     LogConfig logConfig = LogConfig.builder()
         .segmentBytes(config.getLong(ServerConfig.STORAGE_SEGMENT_BYTES))
         .segmentMs(config.getLong(ServerConfig.STORAGE_SEGMENT_MS))

@@ -58,7 +58,7 @@ public class PageCacheDropBehindBenchmark {
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     dir = Files.createTempDirectory(java.nio.file.Path.of(System.getProperty("java.io.tmpdir")), "talos-dropbehind-bench-");
-    fs = PartitionLogs.fileSystemFor(URI.create("file:///"), new Configuration(), windowBytes);
+    fs = PartitionLogs.fileSystemFor(URI.create("file:///"), new Configuration(), windowBytes, false);
     byte[] payload = new byte[128 * 1024];
     ThreadLocalRandom.current().nextBytes(payload);
     batch = List.of(new BlockToAppend(128, 0, payload.length, 1_700_000_000_000L, payload));

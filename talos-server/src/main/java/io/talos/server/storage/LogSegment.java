@@ -181,7 +181,11 @@ final class LogSegment {
     Path index = indexPath(dir, baseOffset, epoch);
     deleteFile(fs, index); // a stale index of a replaced segment must not describe the new file
     deleteFile(fs, timeIndexPath(dir, baseOffset, epoch));
-    FSDataOutputStream out = fs.create(logPath(dir, baseOffset, epoch), true);
+    Path log = logPath(dir, baseOffset, epoch);
+    FSDataOutputStream out = fs.create(log, true);
+    if (fs instanceof OwnerOnlyLocalFileSystem local) {
+      local.pinExtentTree(log, config.segmentBytes() + config.maxBlockBytes());
+    }
     try {
       if (config.durability() == Durability.SYNC) syncDirectory(fs, dir);
     } catch (IOException e) {

@@ -12,11 +12,15 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.hadoop.fs.permission.FsPermission;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The raw local file system, creating everything owner-only: files 0600, directories 0700
@@ -34,23 +38,68 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * which keeps only the newest part of each file in the page cache; it is closed with the file
  * system.
  *
+ * <p>Made to pin extent trees, {@link #pinExtentTree} reserves a new segment file's {@link
+ * ExtentTreePin anchors}; otherwise it does nothing.
+ *
  * <p>Thread-safe like its parent.
  */
 public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
+  private static final Logger LOG = LoggerFactory.getLogger(OwnerOnlyLocalFileSystem.class);
   static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-------");
   static final Set<PosixFilePermission> DIR = PosixFilePermissions.fromString("rwx------");
   private static final boolean POSIX = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
 
   /** Null: the page cache is left to the kernel. */
   private final PageCacheDropBehind dropBehind;
+  private final boolean pinExtentTrees;
+  private final AtomicLong pinnedFiles = new AtomicLong();
+  private final AtomicLong pinFailures = new AtomicLong();
+  private final AtomicBoolean pinFailureLogged = new AtomicBoolean();
 
   public OwnerOnlyLocalFileSystem() {
-    this(null);
+    this(null, false);
   }
 
-  /** @param dropBehind null to leave the page cache to the kernel; owned (closed) by this file system */
-  public OwnerOnlyLocalFileSystem(PageCacheDropBehind dropBehind) {
+  /**
+   * @param dropBehind null to leave the page cache to the kernel; owned (closed) by this file system
+   * @param pinExtentTrees whether {@link #pinExtentTree} reserves anchors
+   */
+  public OwnerOnlyLocalFileSystem(PageCacheDropBehind dropBehind, boolean pinExtentTrees) {
     this.dropBehind = dropBehind;
+    this.pinExtentTrees = pinExtentTrees;
+  }
+
+  /**
+   * Reserves the {@link ExtentTreePin anchors} of the segment file {@code f}, just created, past
+   * {@code dataLimitBytes}, if this file system pins extent trees. A failure (no {@code
+   * fallocate} on this file system, not Linux) leaves the file as it is: counted, and logged the
+   * first time.
+   *
+   * @return whether the anchors were reserved
+   */
+  public boolean pinExtentTree(Path f, long dataLimitBytes) {
+    if (!pinExtentTrees) return false;
+    String why = ExtentTreePin.pin(pathToFile(f).getPath(), dataLimitBytes);
+    if (why == null) {
+      pinnedFiles.incrementAndGet();
+      return true;
+    }
+    pinFailures.incrementAndGet();
+    if (pinFailureLogged.compareAndSet(false, true)) {
+      LOG.warn("Segment files are not pinned (their extent trees can shrink during write-back): {} for {};"
+          + " further failures are only counted", why, f);
+    }
+    return false;
+  }
+
+  /** Segment files whose anchors were reserved. */
+  public long pinnedFiles() {
+    return pinnedFiles.get();
+  }
+
+  /** Segment files whose anchors could not be reserved. */
+  public long pinFailures() {
+    return pinFailures.get();
   }
 
   /** The drop-behind its streams report to, or null. */

@@ -308,16 +308,18 @@ public final class PartitionLogs implements Closeable {
    * FileSystem#newInstance(URI, Configuration)}.
    */
   public static FileSystem fileSystemFor(URI root, Configuration conf) throws IOException {
-    return fileSystemFor(root, conf, 0);
+    return fileSystemFor(root, conf, 0, false);
   }
 
   /**
    * As {@link #fileSystemFor(URI, Configuration)}, and on the local file system with a {@link
    * PageCacheDropBehind} keeping {@code pageCacheWindowBytes} behind the end of each file in the
    * page cache; 0, or a machine where the native calls are unavailable (logged once), leaves the
-   * page cache to the kernel. Ignored for other schemes.
+   * page cache to the kernel. With {@code pinExtentTrees}, each new segment file gets its {@link
+   * ExtentTreePin anchors}. Both ignored for other schemes.
    */
-  public static FileSystem fileSystemFor(URI root, Configuration conf, long pageCacheWindowBytes) throws IOException {
+  public static FileSystem fileSystemFor(URI root, Configuration conf, long pageCacheWindowBytes,
+      boolean pinExtentTrees) throws IOException {
     if (root.getScheme() == null || "file".equals(root.getScheme())) {
       PageCacheDropBehind dropBehind = null;
       if (pageCacheWindowBytes > 0) {
@@ -328,7 +330,7 @@ public final class PartitionLogs implements Closeable {
           LOG.warn("Page-cache drop-behind is unavailable, the page cache is left to the kernel: {}", why);
         }
       }
-      RawLocalFileSystem raw = new OwnerOnlyLocalFileSystem(dropBehind);
+      RawLocalFileSystem raw = new OwnerOnlyLocalFileSystem(dropBehind, pinExtentTrees);
       try {
         raw.initialize(URI.create("file:///"), conf);
       } catch (IOException | RuntimeException e) {

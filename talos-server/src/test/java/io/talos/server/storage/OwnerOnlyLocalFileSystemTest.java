@@ -104,7 +104,7 @@ class OwnerOnlyLocalFileSystemTest {
     for (int i = 0; i < data.length; i++) data[i] = (byte) (i * 13 + 5);
     Files.write(dir.resolve("seg"), data);
     for (long window : new long[] {0, 64 * 1024}) {
-      try (FileSystem fs = PartitionLogs.fileSystemFor(dir.toUri(), new Configuration(), window);
+      try (FileSystem fs = PartitionLogs.fileSystemFor(dir.toUri(), new Configuration(), window, false);
           FSDataInputStream in = fs.open(new Path(new Path(dir.toUri()), "seg"))) {
         assertTrue(in.hasCapability(StreamCapabilities.PREADBYTEBUFFER), "window " + window);
         ByteBuffer buf = ByteBuffer.allocateDirect(200_000);

@@ -39,7 +39,7 @@ class PageCacheDropBehindTest {
     // under target/, not /tmp: tmpfs has no page cache to drop
     dir = Files.createTempDirectory(java.nio.file.Path.of("target").toAbsolutePath(), "dropbehind").toFile();
     dropBehind = new PageCacheDropBehind(WINDOW, false);
-    fs = new OwnerOnlyLocalFileSystem(dropBehind);
+    fs = new OwnerOnlyLocalFileSystem(dropBehind, false);
     fs.initialize(URI.create("file:///"), new Configuration());
   }
 
