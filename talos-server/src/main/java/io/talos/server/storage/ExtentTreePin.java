@@ -1,8 +1,6 @@
 package io.talos.server.storage;
 
 import com.sun.jna.LastErrorException;
-import com.sun.jna.Native;
-import com.sun.jna.Platform;
 
 /**
  * Keeps the extent tree of a new local segment file one level deep for the file's whole life, by
@@ -40,19 +38,9 @@ final class ExtentTreePin {
   private static final int O_WRONLY_CLOEXEC = 0x80001;
   private static final int FALLOC_FL_KEEP_SIZE = 1;
 
-  private static final String UNAVAILABLE = bind();
+  private static final String UNAVAILABLE = LinuxLibc.register(ExtentTreePin.class);
 
   private ExtentTreePin() {}
-
-  private static String bind() {
-    if (!Platform.isLinux()) return "not Linux (" + System.getProperty("os.name") + ")";
-    try {
-      Native.register(ExtentTreePin.class, Platform.C_LIBRARY_NAME);
-      return null;
-    } catch (Throwable t) { // UnsatisfiedLinkError, or JNA's own library missing for this platform
-      return "the C library could not be bound through JNA: " + t;
-    }
-  }
 
   private static native int open(String path, int flags) throws LastErrorException;
 

@@ -1,12 +1,9 @@
 package io.talos.server.storage;
 
-import com.sun.jna.Native;
-import com.sun.jna.Platform;
-
 /**
  * The three Linux calls that steer the kernel's page cache for a file: {@code open} (read-only,
  * close-on-exec), {@code sync_file_range} and {@code posix_fadvise(POSIX_FADV_DONTNEED)}, bound
- * through JNA's direct mapping (no JNI code of ours). All of them are advice as far as the data
+ * through JNA's direct mapping ({@link LinuxLibc}). All of them are advice as far as the data
  * is concerned: none changes what a file holds, what a read returns or when a write is durable.
  *
  * <p>{@link #unavailableReason()} says why the calls cannot be used (not Linux, or the C library
@@ -22,19 +19,9 @@ final class NativePageCache {
   private static final int SYNC_FILE_RANGE_WRITE = 2;
   private static final int SYNC_FILE_RANGE_WAIT_AFTER = 4;
 
-  private static final String UNAVAILABLE = bind();
+  private static final String UNAVAILABLE = LinuxLibc.register(NativePageCache.class);
 
   private NativePageCache() {}
-
-  private static String bind() {
-    if (!Platform.isLinux()) return "not Linux (" + System.getProperty("os.name") + ")";
-    try {
-      Native.register(NativePageCache.class, Platform.C_LIBRARY_NAME);
-      return null;
-    } catch (Throwable t) { // UnsatisfiedLinkError, or JNA's own library missing for this platform
-      return "the C library could not be bound through JNA: " + t;
-    }
-  }
 
   private static native int open(String path, int flags);
 
