@@ -20,7 +20,10 @@ import java.util.Set;
  * needs a new block of that file then waits for the device. The kernel's tracer caught this on the
  * project's VMs behind bursts of puts of 20-55 ms, in the second after a segment was first written
  * back. With a journal, ext4 issues the discards after the journal's commit instead; without
- * {@code discard}, {@code fstrim} run from time to time tells the device the same, in bulk.
+ * {@code discard}, {@code fstrim} run from time to time tells the device the same, in bulk. The
+ * server's segment files keep that particular free from happening ({@link ExtentTreePin}); a
+ * segment's deletion, and other files on the same file system, still discard one block range at
+ * a time, so the advice stands.
  *
  * <p>Only advice: nothing here changes what is stored or when a put is acknowledged.
  *
