@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -17,8 +18,19 @@ import java.util.concurrent.TimeUnit;
  * {@code jstat -gc <pid> 500} (used = S0U+S1U+EU+OU, committed = S0C+S1C+EC+OC). Peaks are kept
  * since the last {@link #resetPeaks}. Reading jstat's output costs the measured JVM nothing
  * (jstat reads its perf-data file).
+ *
+ * <p>jstat is a JVM of its own, running beside what it measures for the whole run: with its
+ * default JIT, a C2 compilation of its sampling code held a core for 16-75 ms in the middle of a
+ * latency window, on a machine whose other core was busy, and the generator's threads waited for
+ * it (traced). So it runs with the interpreter's quick compiler only ({@link #JSTAT_JVM_OPTIONS}),
+ * a small serial heap, and, where {@code nice} exists, at the lowest CPU priority.
  */
 final class MemorySampler implements AutoCloseable {
+  /** jstat's own JVM: C1 only, one compiler thread, a small serial heap. */
+  static final List<String> JSTAT_JVM_OPTIONS = List.of("-J-XX:TieredStopAtLevel=1", "-J-XX:CICompilerCount=1",
+      "-J-XX:+UseSerialGC", "-J-Xmx32m");
+  private static final Path NICE = Path.of("/usr/bin/nice");
+
   private final long pid;
   private final ScheduledExecutorService timer;
   private volatile Process jstat;
@@ -97,12 +109,20 @@ final class MemorySampler implements AutoCloseable {
     return -1;
   }
 
-  private void startJstat() {
+  /** The jstat command sampling {@code pid} every 500 ms, quiet as above. */
+  static List<String> jstatCommand(long pid) {
     Path jstatBin = Path.of(System.getProperty("java.home"), "bin", "jstat");
-    String exe = Files.isExecutable(jstatBin) ? jstatBin.toString() : "jstat";
+    List<String> cmd = new ArrayList<>();
+    if (Files.isExecutable(NICE)) cmd.addAll(List.of(NICE.toString(), "-n", "19"));
+    cmd.add(Files.isExecutable(jstatBin) ? jstatBin.toString() : "jstat");
+    cmd.addAll(JSTAT_JVM_OPTIONS);
+    cmd.addAll(List.of("-gc", Long.toString(pid), "500"));
+    return cmd;
+  }
+
+  private void startJstat() {
     try {
-      Process p = new ProcessBuilder(List.of(exe, "-gc", Long.toString(pid), "500"))
-          .redirectErrorStream(true).start();
+      Process p = new ProcessBuilder(jstatCommand(pid)).redirectErrorStream(true).start();
       jstat = p;
       Thread reader = new Thread(() -> readJstat(p), "jstat-reader-" + pid);
       reader.setDaemon(true);
@@ -141,6 +161,11 @@ final class MemorySampler implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       // jstat ended
     }
+  }
+
+  /** The running jstat, or null (not started yet, or no jstat). */
+  Process jstatProcess() {
+    return jstat;
   }
 
   @Override
