@@ -187,14 +187,14 @@ public final class TalosServer implements AutoCloseable {
       if (partitionLogs.fileSystem() instanceof OwnerOnlyLocalFileSystem local) {
         metrics.register("storage.segment.pinned.files", (Gauge<Long>) local::pinnedFiles);
         metrics.register("storage.segment.pin.failures", (Gauge<Long>) local::pinFailures);
-      }
-      if (partitionLogs.fileSystem() instanceof OwnerOnlyLocalFileSystem local && local.dropBehind() != null) {
         PageCacheDropBehind dropBehind = local.dropBehind();
-        metrics.register("storage.page.cache.written.back.bytes", (Gauge<Long>) dropBehind::writtenBackBytes);
-        metrics.register("storage.page.cache.dropped.bytes", (Gauge<Long>) dropBehind::droppedBytes);
-        metrics.register("storage.page.cache.skipped.chunks", (Gauge<Long>) dropBehind::skippedChunks);
-        metrics.register("storage.page.cache.failed.calls", (Gauge<Long>) dropBehind::failedCalls);
-        metrics.register("storage.page.cache.queued.chunks", (Gauge<Integer>) dropBehind::queuedChunks);
+        if (dropBehind != null) {
+          metrics.register("storage.page.cache.written.back.bytes", (Gauge<Long>) dropBehind::writtenBackBytes);
+          metrics.register("storage.page.cache.dropped.bytes", (Gauge<Long>) dropBehind::droppedBytes);
+          metrics.register("storage.page.cache.skipped.chunks", (Gauge<Long>) dropBehind::skippedChunks);
+          metrics.register("storage.page.cache.failed.calls", (Gauge<Long>) dropBehind::failedCalls);
+          metrics.register("storage.page.cache.queued.chunks", (Gauge<Integer>) dropBehind::queuedChunks);
+        }
       }
 
       if (clusterSettings != null) {

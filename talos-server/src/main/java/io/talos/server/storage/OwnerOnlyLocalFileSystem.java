@@ -12,7 +12,6 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -54,7 +53,6 @@ public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
   private final boolean pinExtentTrees;
   private final AtomicLong pinnedFiles = new AtomicLong();
   private final AtomicLong pinFailures = new AtomicLong();
-  private final AtomicBoolean pinFailureLogged = new AtomicBoolean();
 
   public OwnerOnlyLocalFileSystem() {
     this(null, false);
@@ -84,8 +82,7 @@ public final class OwnerOnlyLocalFileSystem extends RawLocalFileSystem {
       pinnedFiles.incrementAndGet();
       return true;
     }
-    pinFailures.incrementAndGet();
-    if (pinFailureLogged.compareAndSet(false, true)) {
+    if (pinFailures.incrementAndGet() == 1) {
       LOG.warn("Segment files are not pinned (their extent trees can shrink during write-back): {} for {};"
           + " further failures are only counted", why, f);
     }
