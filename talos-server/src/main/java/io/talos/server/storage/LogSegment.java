@@ -18,6 +18,7 @@ import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.hdfs.BlockMissingException;
 import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -766,7 +767,11 @@ final class LogSegment {
 
   /**
    * Reads exactly {@code len} bytes at {@code position}, which the caller knows are in the file.
-   * Reopens the shared stream once if it ends early (it was opened when the file was shorter).
+   * Reopens the shared stream if it ends early (it was opened when the file was shorter), or, on
+   * HDFS, if it lost its block: a stream opened while the segment's last block was being written
+   * can find no replica of it in the moment the segment's writer closes the file (the DataNode
+   * finalizing the replica answers "not valid"); with one DataNode the client then gives up on
+   * the block, while a new stream locates the finished block.
    */
   void readFully(long position, byte[] buf, int off, int len) throws IOException {
     if (cache.read(this, position, buf, off, len)) return;
@@ -792,7 +797,7 @@ final class LogSegment {
           try {
             read.readFrom(s);
             return;
-          } catch (EOFException e) {
+          } catch (EOFException | BlockMissingException e) {
             if (attempt == 2) throw e;
           }
         }
