@@ -27,6 +27,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.function.ToLongFunction;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -58,12 +59,13 @@ final class LatencyScenario {
    * @param generator the generator JVM's own stops in the measured window, or null when not known
    * @param hiccups how late a thread of the generator woke, asking to wake every 1 ms, in the window
    * @param steal the CPU time the host took from this machine in the window (closed)
+   * @param beats the stand-stills of this machine's CPUs in the window (closed)
    * @param late of the puts acknowledged after more than {@link #STALL_NANOS}, how many were in
    *     flight during a stop of the server or of the generator
    * @param lateBySecond the seconds of the window in which most late puts were sent, for the report
    */
   record Figures(Histogram put, Histogram e2e, long messages, GcLog.Pauses gc, GcLog.Pauses generator,
-      Histogram hiccups, StealMeter steal, LatePuts.Attribution late, String lateBySecond) {}
+      Histogram hiccups, StealMeter steal, CpuHeartbeats beats, LatePuts.Attribution late, String lateBySecond) {}
 
   /** A put acknowledged later than this counts as a stall in the report. */
   static final long STALL_NANOS = 20_000_000L;
@@ -150,23 +152,33 @@ final class LatencyScenario {
       t.row(LATE_IN_GC, count(talos.late.inGcPause()), count(kafka.late.inGcPause()), "");
       t.row(LATE_IN_OTHER_STOP, count(talos.late.inOtherStop()), count(kafka.late.inOtherStop()), "");
       t.row(LATE_IN_GENERATOR_STOP, count(talos.late.inGeneratorStop()), count(kafka.late.inGeneratorStop()), "");
+      t.row(LATE_IN_HOST_HOLD, count(talos.late.inHostHold()), count(kafka.late.inHostHold()), "");
+      t.row(LATE_IN_CPU_STALL, count(talos.late.inCpuStall()), count(kafka.late.inCpuStall()), "");
       t.row(LATE_BY_SECOND, talos.lateBySecond, kafka.lateBySecond, "");
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)), Table.count(stalls(kafka.hiccups)), "");
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()), Table.ms(kafka.hiccups.getMaxValue()),
           "");
-      t.row(STOLEN, stolen(talos.steal, false), stolen(kafka.steal, false), "");
-      t.row(STOLEN_WORST, stolen(talos.steal, true), stolen(kafka.steal, true), "");
+      t.row(STOLEN, stolen(talos.steal, StealMeter::totalMillis), stolen(kafka.steal, StealMeter::totalMillis), "");
+      t.row(STOLEN_WORST, stolen(talos.steal, StealMeter::worstSecondMillis),
+          stolen(kafka.steal, StealMeter::worstSecondMillis), "");
+      t.row(STOLEN_HOLD, stolen(talos.steal, StealMeter::longestHoldMillis),
+          stolen(kafka.steal, StealMeter::longestHoldMillis), "");
+      t.row(STANDSTILL, standstill(talos.beats), standstill(kafka.beats), "");
       t.row("messages measured", Table.count(talos.messages), Table.count(kafka.messages), "");
     } else {
       t.row("puts acknowledged after more than 20 ms", Table.count(stalls(talos.put)));
       t.row(LATE_IN_GC, count(talos.late.inGcPause()));
       t.row(LATE_IN_OTHER_STOP, count(talos.late.inOtherStop()));
       t.row(LATE_IN_GENERATOR_STOP, count(talos.late.inGeneratorStop()));
+      t.row(LATE_IN_HOST_HOLD, count(talos.late.inHostHold()));
+      t.row(LATE_IN_CPU_STALL, count(talos.late.inCpuStall()));
       t.row(LATE_BY_SECOND, talos.lateBySecond);
       t.row("generator stalls over 20 ms", Table.count(stalls(talos.hiccups)));
       t.row("generator's longest stall", Table.ms(talos.hiccups.getMaxValue()));
-      t.row(STOLEN, stolen(talos.steal, false));
-      t.row(STOLEN_WORST, stolen(talos.steal, true));
+      t.row(STOLEN, stolen(talos.steal, StealMeter::totalMillis));
+      t.row(STOLEN_WORST, stolen(talos.steal, StealMeter::worstSecondMillis));
+      t.row(STOLEN_HOLD, stolen(talos.steal, StealMeter::longestHoldMillis));
+      t.row(STANDSTILL, standstill(talos.beats));
       t.row("messages measured", Table.count(talos.messages));
     }
     ctx.report.table(t);
@@ -175,7 +187,16 @@ final class LatencyScenario {
         + " delays the sends and acknowledgements it measures whatever the server does. CPU stolen by the host: the"
         + " time this virtual machine's CPUs had work but its host ran something else (steal in /proc/stat, summed"
         + " over the CPUs); every thread on a stolen CPU stops at once, server and generator alike, so a run with"
-        + " seconds of heavy steal was disturbed from outside.");
+        + " seconds of heavy steal was disturbed from outside. A hold: one CPU's steal grew by " + StealMeter.HOLD_MIN_MS
+        + " ms or more in consecutive samples " + TimeUnit.NANOSECONDS.toMillis(StealMeter.PERIOD_NANOS) + " ms apart"
+        + " (the kernel adds a stolen stretch when the CPU runs again, in ticks of 10 ms); a late put in flight"
+        + " during one waited for the host, whatever the server did, as timers and threads queued on that CPU"
+        + " waited the whole stretch. A stand-still: a thread kept on one CPU, asking to wake every 1 ms with a short"
+        + " scheduler slice (busy neighbours cannot hold it back), woke " + HiccupMeter.STALL_MIN_NANOS / 1_000_000
+        + " ms late or more: that CPU ran nothing for that long (the host took it, whether or not it counts that as"
+        + " steal). A put counts as in flight during a hold or a stand-still also when it was in flight within as"
+        + " long again after one: what queued up meanwhile (due sends, requests) is worked off afterwards, on a"
+        + " machine still busy.");
     if (talos.gc != null) {
       ctx.report.text("Talos server stops in the measured window (-Xlog:gc,safepoint): " + talos.gc.describe()
           + ". A late put was in flight during a stop when the time from its intended send to its acknowledgement"
@@ -210,11 +231,23 @@ final class LatencyScenario {
       "of the others, in flight during a stop of the generator's JVM (1 ms or more)";
   private static final String STOLEN = "CPU stolen by the host in the window, ms (all CPUs)";
   private static final String STOLEN_WORST = "most stolen in one second, ms";
+  private static final String STOLEN_HOLD = "longest hold of one CPU by the host, ms (" + StealMeter.HOLD_MIN_MS
+      + " ms of steal or more)";
+  private static final String LATE_IN_HOST_HOLD = "of the others, in flight while the host held a CPU of this machine";
 
-  /** A steal figure for the table: the window's total or its worst second; n/a where not counted. */
-  private static String stolen(StealMeter steal, boolean worst) {
+  private static final String LATE_IN_CPU_STALL = "of the others, in flight while a CPU of this machine stood still";
+  private static final String STANDSTILL = "longest stand-still of one CPU, ms (" + HiccupMeter.STALL_MIN_NANOS / 1_000_000
+      + " ms or more)";
+
+  /** The longest stand-still for the table; n/a where not measured. */
+  private static String standstill(CpuHeartbeats beats) {
+    return beats != null && beats.available() ? Table.ms(beats.longestNanos()) : "n/a";
+  }
+
+  /** A steal figure for the table; n/a where not counted. */
+  private static String stolen(StealMeter steal, ToLongFunction<StealMeter> figure) {
     if (!steal.available()) return "n/a";
-    return Table.count(worst ? steal.worstPeriodMillis() : steal.totalMillis());
+    return Table.count(figure.applyAsLong(steal));
   }
 
   /** A count for the table; n/a where not known (negative). */
@@ -304,30 +337,51 @@ final class LatencyScenario {
      * intended send and the acknowledgement on the monotonic clock (ns; {@code System.nanoTime},
      * which on Linux is CLOCK_MONOTONIC, the clock a kernel trace can be told to use), the send on
      * the wall clock (ms since the epoch, as in GC logs), the second of the window it was sent in,
-     * and its latency (ms).
+     * its latency (ms), and the stop it was in flight during ({@link Cause#label}).
+     *
+     * @param causes as {@link #causes} returned them
      */
-    void write(Path file, long windowStartNanos) throws IOException {
-      StringBuilder b = new StringBuilder("sent_monotonic_ns\tacked_monotonic_ns\tsent_wall_ms\twindow_second\tlatency_ms\n");
+    void write(Path file, long windowStartNanos, Cause[] causes) throws IOException {
+      StringBuilder b = new StringBuilder(
+          "sent_monotonic_ns\tacked_monotonic_ns\tsent_wall_ms\twindow_second\tlatency_ms\tin_flight_during\n");
       for (int i = 0; i < size; i++) {
         b.append(sent[i]).append('\t').append(acked[i]).append('\t').append(wallMillis(sent[i])).append('\t')
             .append(Math.floorDiv(sent[i] - windowStartNanos, 1_000_000_000L)).append('\t')
-            .append(String.format(Locale.ROOT, "%.3f", (acked[i] - sent[i]) / 1e6)).append('\n');
+            .append(String.format(Locale.ROOT, "%.3f", (acked[i] - sent[i]) / 1e6)).append('\t')
+            .append(causes[i].label).append('\n');
       }
       Files.writeString(file, b);
     }
 
     /**
-     * How many late puts waited for a stop of the server or of the generator; each is counted
-     * once, in the first that applies. -1 where not known (no timed log, or a log without its
-     * safepoints).
+     * How many late puts waited for a stop of the server, of the generator, or of the machine;
+     * each is counted once, in the first that applies. -1 where not known (no timed log, a log
+     * without its safepoints, no steal counters).
      *
      * @param inGcPause in flight during a GC pause of the server
      * @param inOtherStop of the others, in flight during another safepoint of the server of at
      *     least {@link GcLog#STOP_MIN_MS}
      * @param inGeneratorStop of the others, in flight during a stop of the generator's JVM (a
      *     collection or a safepoint) of at least {@link GcLog#STOP_MIN_MS}
+     * @param inHostHold of the others, in flight while the host held a CPU of this machine ({@link
+     *     StealMeter.Hold})
+     * @param inCpuStall of the others, in flight while a CPU of this machine stood still ({@link
+     *     CpuHeartbeats})
      */
-    record Attribution(long inGcPause, long inOtherStop, long inGeneratorStop) {}
+    record Attribution(long inGcPause, long inOtherStop, long inGeneratorStop, long inHostHold, long inCpuStall) {}
+
+    /** The first stop a late put was in flight during, in the order {@link Attribution} counts them. */
+    enum Cause {
+      SERVER_GC("server-gc"), SERVER_STOP("server-safepoint"), GENERATOR_STOP("generator-stop"),
+      HOST_HOLD("host-steal"), CPU_STALL("cpu-standstill"), NONE("-");
+
+      /** As the late-puts file writes it. */
+      final String label;
+
+      Cause(String label) {
+        this.label = label;
+      }
+    }
 
     /**
      * The {@link #TOP_SECONDS} seconds after {@code windowStartNanos} in which most late puts were
@@ -347,28 +401,54 @@ final class LatencyScenario {
     }
 
     /**
+     * Each late put's first stop, in the order recorded.
+     *
      * @param server the server's stops in the window, or null when not known
      * @param generator the generator's stops in the window, or null when not known
+     * @param steal the window's steal (closed), or null when not known
+     * @param beats the window's CPU heartbeats (closed), or null when not known
      */
-    Attribution attribute(GcLog.Pauses server, GcLog.Pauses generator) {
+    Cause[] causes(GcLog.Pauses server, GcLog.Pauses generator, StealMeter steal, CpuHeartbeats beats) {
       boolean serverKnown = server != null && server.timed();
       boolean serverStopsKnown = serverKnown && !server.stops().isEmpty();
       boolean generatorKnown = generator != null && generator.timed();
-      long gc = 0;
-      long other = 0;
-      long inGenerator = 0;
+      List<StealMeter.Hold> holds = steal != null && steal.available() ? steal.holds() : List.of();
+      List<HiccupMeter.Stall> standstills = beats != null && beats.available() ? beats.stalls() : List.of();
+      Cause[] causes = new Cause[size];
       for (int i = 0; i < size; i++) {
         long from = wallMillis(sent[i]);
         long to = wallMillis(acked[i]);
+        int at = i;
         if (serverKnown && server.gcOverlaps(from, to)) {
-          gc++;
+          causes[i] = Cause.SERVER_GC;
         } else if (serverStopsKnown && server.otherStopOverlaps(from, to)) {
-          other++;
+          causes[i] = Cause.SERVER_STOP;
         } else if (generatorKnown && generator.anyStopOverlaps(from, to)) {
-          inGenerator++;
+          causes[i] = Cause.GENERATOR_STOP;
+        } else if (holds.stream().anyMatch(h -> h.overlaps(sent[at], acked[at]))) {
+          causes[i] = Cause.HOST_HOLD;
+        } else if (standstills.stream().anyMatch(st -> st.overlaps(sent[at], acked[at]))) {
+          causes[i] = Cause.CPU_STALL;
+        } else {
+          causes[i] = Cause.NONE;
         }
       }
-      return new Attribution(serverKnown ? gc : -1, serverStopsKnown ? other : -1, generatorKnown ? inGenerator : -1);
+      return causes;
+    }
+
+    /** {@link #causes} counted; the arguments as there. */
+    Attribution attribute(GcLog.Pauses server, GcLog.Pauses generator, StealMeter steal, CpuHeartbeats beats) {
+      long[] n = new long[Cause.values().length];
+      for (Cause c : causes(server, generator, steal, beats)) n[c.ordinal()]++;
+      boolean serverKnown = server != null && server.timed();
+      boolean serverStopsKnown = serverKnown && !server.stops().isEmpty();
+      boolean generatorKnown = generator != null && generator.timed();
+      boolean stealKnown = steal != null && steal.available();
+      return new Attribution(serverKnown ? n[Cause.SERVER_GC.ordinal()] : -1,
+          serverStopsKnown ? n[Cause.SERVER_STOP.ordinal()] : -1,
+          generatorKnown ? n[Cause.GENERATOR_STOP.ordinal()] : -1,
+          stealKnown ? n[Cause.HOST_HOLD.ordinal()] : -1,
+          beats != null && beats.available() ? n[Cause.CPU_STALL.ordinal()] : -1);
     }
 
     private long wallMillis(long nanos) {
@@ -480,10 +560,12 @@ final class LatencyScenario {
     };
     sendOnSchedule(System.nanoTime() + 10_000_000L, warmupCount, interval, failure, send.apply(false));
     awaitWarmup(() -> outstanding.get() == 0 && consumed.get() >= warmupCount, failure);
+    CpuHeartbeats beats = new CpuHeartbeats("s4-talos-heartbeat");
     collectBeforeWindow();
     long start = System.nanoTime() + 10_000_000L;
     if (failure.get() == null) measureStart.set(start); // else no window: nothing to profile
     HiccupMeter hiccups = new HiccupMeter(start, "s4-talos-hiccups");
+    beats.recordFrom(start);
     StealMeter steal = new StealMeter("s4-talos-steal");
     long gcFrom = gcLog != null ? gcLog.position() : -1;
     long generatorFrom = generatorLog != null ? generatorLog.position() : -1;
@@ -492,11 +574,12 @@ final class LatencyScenario {
     senders.awaitTermination(60, TimeUnit.SECONDS);
     reader.join(30_000);
     hiccups.close();
+    beats.close();
     steal.close();
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
-    return figures(ctx, "talos", put, e2e, gc, generatorLog, generatorFrom, hiccups, steal, late, start);
+    return figures(ctx, "talos", put, e2e, gc, generatorLog, generatorFrom, hiccups, steal, beats, late, start);
   }
 
   /**
@@ -505,25 +588,26 @@ final class LatencyScenario {
    * late puts are also kept beside the results, one per line (see {@link LatePuts#write}).
    */
   private static Figures figures(BenchContext ctx, String system, Histogram put, Histogram e2e, GcLog.Pauses gc,
-      GcLog generatorLog, long generatorFrom, HiccupMeter hiccups, StealMeter steal, LatePuts late,
+      GcLog generatorLog, long generatorFrom, HiccupMeter hiccups, StealMeter steal, CpuHeartbeats beats, LatePuts late,
       long windowStartNanos) throws IOException {
     GcLog.Pauses generator = generatorFrom >= 0 ? generatorLog.pausesSince(generatorFrom) : null;
     LatePuts.Attribution attribution;
     String bySecond;
     synchronized (put) { // the senders' callbacks add to the late puts under it
-      attribution = late.attribute(gc, generator);
+      attribution = late.attribute(gc, generator, steal, beats);
       bySecond = late.busiestSeconds(windowStartNanos);
       if (late.size() > 0) {
         Path file = besideResults(ctx, system + "-late-puts.tsv");
         try {
-          late.write(file, windowStartNanos);
+          late.write(file, windowStartNanos, late.causes(gc, generator, steal, beats));
           ctx.report.text("_" + system + "'s late puts, one per line: `" + file.getFileName() + "`._");
         } catch (IOException e) {
           ctx.report.text("_" + system + "'s late puts could not be written to " + file + ": " + e.getMessage() + "._");
         }
       }
     }
-    return new Figures(put, e2e, put.getTotalCount(), gc, generator, hiccups.lateness(), steal, attribution, bySecond);
+    return new Figures(put, e2e, put.getTotalCount(), gc, generator, hiccups.lateness(), steal, beats, attribution,
+        bySecond);
   }
 
   /**
@@ -596,6 +680,7 @@ final class LatencyScenario {
     AtomicLong consumed = new AtomicLong();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     HiccupMeter hiccups = null;
+    CpuHeartbeats beats = null;
     StealMeter steal = null;
     long generatorFrom = -1;
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p);
@@ -642,20 +727,24 @@ final class LatencyScenario {
       sendOnSchedule(System.nanoTime() + 10_000_000L, warmupCount, interval, failure, send.apply(false));
       producer.flush(); // every warm-up record acknowledged
       awaitWarmup(() -> consumed.get() >= warmupCount + 1, failure);
+      beats = new CpuHeartbeats("s5-kafka-heartbeat");
       collectBeforeWindow();
       long start = System.nanoTime() + 10_000_000L;
       measureStart.set(start);
       hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
+      beats.recordFrom(start);
       steal = new StealMeter("s5-kafka-steal");
       generatorFrom = generatorLog != null ? generatorLog.position() : -1;
       sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
       producer.flush();
       reader.join(30_000);
       hiccups.close();
+      beats.close();
       steal.close();
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");
-    return figures(ctx, "kafka", put, e2e, null, generatorLog, generatorFrom, hiccups, steal, late, measureStart.get());
+    return figures(ctx, "kafka", put, e2e, null, generatorLog, generatorFrom, hiccups, steal, beats, late,
+        measureStart.get());
   }
 }

@@ -40,6 +40,53 @@ class HiccupMeterTest {
   }
 
   @Test
+  void shouldKeepEachWakeTenMillisecondsLateOrMoreAsAStall() throws Exception {
+    SteppedClock clock = new SteppedClock();
+    HiccupMeter meter = new HiccupMeter(() -> clock.now, clock::sleep, clock.now, null);
+    meter.step(); // due at 1,001 ms, on time
+    clock.late = 9 * MS;
+    meter.step(); // due at 1,002 ms, 9 ms late: not a stall
+    clock.late = 40 * MS;
+    meter.step(); // due at 1,012 ms, woke at 1,052 ms
+    meter.close();
+
+    assertEquals(java.util.List.of(new HiccupMeter.Stall(-1, 1_012 * MS, 1_052 * MS)), meter.stalls());
+    assertEquals(40 * MS, meter.stalls().get(0).nanos());
+    assertEquals(true, meter.stalls().get(0).overlaps(1_000 * MS, 1_020 * MS), "a put sent before, acknowledged within");
+    assertEquals(true, meter.stalls().get(0).overlaps(1_060 * MS, 1_085 * MS), "a put sent into its backlog");
+    assertEquals(false, meter.stalls().get(0).overlaps(1_093 * MS, 1_120 * MS), "a put sent after as long again");
+  }
+
+  @Test
+  void shouldRecordFromTheInstantItIsToldLater() throws Exception {
+    SteppedClock clock = new SteppedClock();
+    HiccupMeter meter = new HiccupMeter(() -> clock.now, clock::sleep, Long.MAX_VALUE, null);
+    clock.late = 30 * MS;
+    meter.step(); // before the window is known: not recorded
+    meter.recordFrom(clock.now);
+    clock.late = 30 * MS;
+    meter.step();
+    meter.close();
+
+    assertEquals(1, meter.lateness().getTotalCount());
+    assertEquals(1, meter.stalls().size());
+  }
+
+  @Test
+  void shouldKeepAPinnedMetersThreadOnItsCpu() throws Exception {
+    java.util.List<Integer> cpus = CpuAffinity.allowedCpus();
+    org.junit.jupiter.api.Assumptions.assumeFalse(cpus.isEmpty(), "CPU affinity is known on Linux only");
+    int cpu = cpus.get(cpus.size() - 1);
+    HiccupMeter meter = HiccupMeter.pinned(cpu, System.nanoTime(), "hiccup-test-pinned");
+    org.junit.jupiter.api.Assertions.assertNotNull(meter, "pinned to CPU " + cpu);
+    Thread.sleep(30);
+    meter.close();
+    assertEquals(true, meter.lateness().getTotalCount() > 0, "wakes recorded while running");
+    org.junit.jupiter.api.Assertions.assertNull(HiccupMeter.pinned(100_000, System.nanoTime(), "hiccup-test-none"),
+        "no such CPU");
+  }
+
+  @Test
   void shouldStopItsThreadWhenClosed() throws Exception {
     HiccupMeter meter = new HiccupMeter(System.nanoTime(), "hiccup-test");
     Thread.sleep(30);

@@ -26,7 +26,7 @@ class LatePutsTest {
     late.add(nano + 180_000_000L, nano + 205_000_000L); // through the other stop
     late.add(nano + 290_000_000L, nano + 315_000_000L); // through a stop too short to count
 
-    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, -1), late.attribute(p, null));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, -1, -1, -1), late.attribute(p, null, null, null));
     // the generator's JVM stopped 4 ms for a collection ending at 310 ms (the last put), 2 ms for a
     // safepoint ending at 60 ms (the put before the server's GC) and 2 ms ending at 105 ms (the two
     // puts through the server's GC, which count for the server only); 0.3 ms at 200 ms is too short
@@ -35,12 +35,57 @@ class LatePutsTest {
             new GcLog.Stop("Deoptimize", 1.5, new GcLog.Pause(wall + 60, 2)),
             new GcLog.Stop("HandshakeAllThreads", 1.5, new GcLog.Pause(wall + 105, 2)),
             new GcLog.Stop("Cleanup", 0.1, new GcLog.Pause(wall + 200, 0.3))));
-    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, 2), late.attribute(p, generator));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, 2, -1, -1), late.attribute(p, generator, null, null));
     // without the server's log (Kafka's broker), only the generator's stops are known
-    assertEquals(new LatencyScenario.LatePuts.Attribution(-1, -1, 4), late.attribute(null, generator));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(-1, -1, 4, -1, -1), late.attribute(null, generator, null, null));
     // a server log without safepoint lines knows its GCs only
     GcLog.Pauses gcOnly = new GcLog.Pauses(p.list(), List.of());
-    assertEquals(new LatencyScenario.LatePuts.Attribution(2, -1, 2), late.attribute(gcOnly, generator));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(2, -1, 2, -1, -1), late.attribute(gcOnly, generator, null, null));
+  }
+
+  @Test
+  void shouldCountTheOthersInFlightWhileTheHostHeldACpu() throws Exception {
+    long wall = 1_000_000L;
+    long nano = 5_000_000_000L;
+    LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(wall, nano);
+    late.add(nano + 85_000_000L, nano + 110_000_000L); // through the server's GC, and through the hold
+    late.add(nano + 150_000_000L, nano + 190_000_000L); // through the hold only
+    late.add(nano + 400_000_000L, nano + 425_000_000L); // through nothing known
+    GcLog.Pauses server = new GcLog.Pauses(List.of(new GcLog.Pause(wall + 100, 10)),
+        List.of(new GcLog.Stop("G1CollectForAllocation", 0.1, new GcLog.Pause(wall + 100, 10.1))));
+    // CPU 1 held 100 ms, seen by the sample at 200 ms
+    long[] steal = {0, 0};
+    java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(nano + 190_000_000L);
+    StealMeter meter = new StealMeter(steal::clone, now::get, now::addAndGet, null);
+    steal[1] += 100;
+    meter.step();
+    meter.close();
+
+    assertEquals(new LatencyScenario.LatePuts.Attribution(1, 0, -1, 1, -1), late.attribute(server, null, meter, null));
+    assertEquals(List.of(LatencyScenario.LatePuts.Cause.SERVER_GC, LatencyScenario.LatePuts.Cause.HOST_HOLD,
+        LatencyScenario.LatePuts.Cause.NONE), List.of(late.causes(server, null, meter, null)));
+    StealMeter none = new StealMeter(() -> null, now::get, now::addAndGet, null);
+    none.close();
+    assertEquals(new LatencyScenario.LatePuts.Attribution(1, 0, -1, -1, -1), late.attribute(server, null, none, null),
+        "no steal counters: not known");
+  }
+
+  @Test
+  void shouldCountTheOthersInFlightWhileACpuStoodStill() throws Exception {
+    long nano = 5_000_000_000L;
+    LatencyScenario.LatePuts late = new LatencyScenario.LatePuts(1_000_000L, nano);
+    late.add(nano + 100_000_000L, nano + 160_000_000L); // through the stand-still
+    late.add(nano + 300_000_000L, nano + 325_000_000L); // after it
+    // a heartbeat due at 110 ms woke at 150 ms
+    long[] now = {nano + 109_000_000L};
+    HiccupMeter beat = new HiccupMeter(() -> now[0], nanos -> now[0] += nanos + 40_000_000L, nano, null);
+    beat.step();
+    CpuHeartbeats beats = new CpuHeartbeats(List.of(beat));
+
+    assertEquals(List.of(LatencyScenario.LatePuts.Cause.CPU_STALL, LatencyScenario.LatePuts.Cause.NONE),
+        List.of(late.causes(null, null, null, beats)));
+    assertEquals(new LatencyScenario.LatePuts.Attribution(-1, -1, -1, -1, 1), late.attribute(null, null, null, beats));
+    assertEquals(40, beats.longestNanos() / 1_000_000);
   }
 
   @Test
@@ -65,10 +110,12 @@ class LatePutsTest {
     late.add(nano + 500_000_000L, nano + 530_000_000L);
     Path file = dir.resolve("late.tsv");
 
-    late.write(file, nano + 1_000_000_000L);
+    late.write(file, nano + 1_000_000_000L, new LatencyScenario.LatePuts.Cause[] {
+        LatencyScenario.LatePuts.Cause.HOST_HOLD, LatencyScenario.LatePuts.Cause.NONE});
 
-    assertEquals(List.of("sent_monotonic_ns\tacked_monotonic_ns\tsent_wall_ms\twindow_second\tlatency_ms",
-        "11500000000\t11524250000\t1700000002500\t1\t24.250",
-        "9500000000\t9530000000\t1700000000500\t-1\t30.000"), Files.readAllLines(file));
+    assertEquals(List.of(
+        "sent_monotonic_ns\tacked_monotonic_ns\tsent_wall_ms\twindow_second\tlatency_ms\tin_flight_during",
+        "11500000000\t11524250000\t1700000002500\t1\t24.250\thost-steal",
+        "9500000000\t9530000000\t1700000000500\t-1\t30.000\t-"), Files.readAllLines(file));
   }
 }
