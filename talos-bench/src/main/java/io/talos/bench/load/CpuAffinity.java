@@ -8,8 +8,8 @@ import java.util.List;
 /**
  * The CPUs this process may run on, and pinning the calling thread to one of them ({@code
  * sched_getaffinity} / {@code sched_setaffinity} of the C library, bound through JNA's direct
- * mapping): what {@link CpuHeartbeats} needs to keep one thread on each CPU. Linux only; elsewhere
- * {@link #allowedCpus()} is empty and nothing is pinned.
+ * mapping): what {@link CpuHeartbeats} needs to keep one thread on each CPU. 64-bit Linux only;
+ * elsewhere {@link #allowedCpus()} is empty and nothing is pinned.
  */
 final class CpuAffinity {
   /** Bits of the masks passed: 1,024 CPUs, glibc's {@code CPU_SETSIZE}. */
@@ -20,6 +20,8 @@ final class CpuAffinity {
     String why = null;
     if (!Platform.isLinux()) {
       why = "not Linux";
+    } else if (!Platform.is64Bit()) {
+      why = "a 32-bit system (the size argument is bound as a 64-bit size_t)";
     } else {
       try {
         Native.register(CpuAffinity.class, Platform.C_LIBRARY_NAME);

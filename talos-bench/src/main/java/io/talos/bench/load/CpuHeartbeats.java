@@ -15,8 +15,9 @@ import java.util.List;
  * fired none of its timers, so the generator's sends and the server's threads queued there all
  * waited it out while the other CPU ran on.
  *
- * <p>Starts its threads on construction (where they cannot be pinned, as on a system other than
- * Linux, it has none and {@link #available()} is false); {@link #close()} stops them and makes the
+ * <p>Starts its threads on construction (where one cannot be had on every CPU, pinned and with its
+ * slice, as on a system other than Linux or a kernel before 6.12, it keeps none and {@link
+ * #available()} is false); {@link #close()} stops them and makes the
  * figures safe to read from the closing thread.
  */
 final class CpuHeartbeats implements AutoCloseable {
@@ -28,9 +29,18 @@ final class CpuHeartbeats implements AutoCloseable {
    * thread per CPU), which must not delay the window they measure.
    */
   CpuHeartbeats(String name) throws InterruptedException {
-    for (int cpu : CpuAffinity.allowedCpus()) {
-      HiccupMeter m = HiccupMeter.pinned(cpu, Long.MAX_VALUE, name + "-cpu" + cpu);
-      if (m != null) meters.add(m);
+    try {
+      for (int cpu : CpuAffinity.allowedCpus()) {
+        HiccupMeter m = HiccupMeter.pinned(cpu, Long.MAX_VALUE, name + "-cpu" + cpu);
+        if (m != null) meters.add(m);
+      }
+      if (meters.size() < CpuAffinity.allowedCpus().size()) { // a CPU without one: none at all
+        close();
+        meters.clear();
+      }
+    } catch (InterruptedException | RuntimeException | Error e) {
+      close();
+      throw e;
     }
   }
 
@@ -62,6 +72,7 @@ final class CpuHeartbeats implements AutoCloseable {
     return stalls().stream().mapToLong(HiccupMeter.Stall::nanos).max().orElse(0);
   }
 
+  /** Stops every thread; afterwards none runs, and {@link #available()} stays as it was. Idempotent. */
   @Override
   public void close() throws InterruptedException {
     for (HiccupMeter m : meters) m.close();

@@ -86,29 +86,41 @@ final class HiccupMeter implements AutoCloseable {
 
   /**
    * A meter whose thread runs on {@code cpu} only, with a {@link #PINNED_SLICE_US} slice; null
-   * when the thread could not be pinned there (it then ends at once). Returns once the thread
+   * when that could not be had (the thread then ends at once): not Linux, no such CPU, or a kernel
+   * that does not apply the slice (before 6.12), on which busy neighbours could delay a wake by
+   * their own slice and a stand-still would not mean the CPU stood still. Returns once the thread
    * tried.
    */
   static HiccupMeter pinned(int cpu, long fromNanos, String name) throws InterruptedException {
     HiccupMeter meter = new HiccupMeter(System::nanoTime, LockSupport::parkNanos, fromNanos, cpu, name);
-    synchronized (meter) {
-      while (meter.pinnedState == 0) meter.wait();
+    boolean ready = false;
+    try {
+      synchronized (meter) {
+        while (meter.pinnedState == 0) meter.wait();
+        ready = meter.pinnedState > 0;
+      }
+    } finally {
+      if (!ready) meter.close();
     }
-    if (meter.pinnedState > 0) return meter;
-    meter.close();
-    return null;
+    return ready ? meter : null;
   }
 
+  /** On the meter's thread, before its first step: false ends the thread. */
   private boolean setUp() {
     if (cpu < 0) return true;
-    boolean pinned = CpuAffinity.pinCurrentThread(cpu);
-    if (pinned) ThreadSlice.setForCurrentThread(PINNED_SLICE_US); // best effort: an older kernel keeps its default
-    expected = clock.getAsLong() + PERIOD_NANOS;
-    synchronized (this) {
-      pinnedState = pinned ? 1 : -1;
-      notifyAll();
+    boolean ready = false;
+    try {
+      // read back: the pin holds only if the thread may now run on that CPU alone
+      ready = CpuAffinity.pinCurrentThread(cpu) && CpuAffinity.allowedCpus().equals(List.of(cpu))
+          && ThreadSlice.setForCurrentThread(PINNED_SLICE_US);
+      expected = clock.getAsLong() + PERIOD_NANOS;
+      return ready;
+    } finally { // also when a call threw: pinned() must not wait for ever
+      synchronized (this) {
+        pinnedState = ready ? 1 : -1;
+        notifyAll();
+      }
     }
-    return pinned;
   }
 
   /**

@@ -194,8 +194,10 @@ final class LatencyScenario {
         + " waited the whole stretch. A stand-still: a thread kept on one CPU, asking to wake every 1 ms with a short"
         + " scheduler slice (busy neighbours cannot hold it back), woke " + HiccupMeter.STALL_MIN_NANOS / 1_000_000
         + " ms late or more: that CPU ran nothing for that long (the host took it, whether or not it counts that as"
-        + " steal). A put counts as in flight during a hold or a stand-still also when it was in flight within as"
-        + " long again after one: what queued up meanwhile (due sends, requests) is worked off afterwards, on a"
+        + " steal), or the generator's own JVM was stopped (such late puts are counted with the generator's stops,"
+        + " before); n/a where a pinned thread with that slice cannot be had (not Linux, a kernel before 6.12). A put"
+        + " counts as in flight during a hold or a stand-still also when it was in flight within as long again after"
+        + " one: what queued up meanwhile (due sends, requests) is worked off afterwards, on a"
         + " machine still busy.");
     if (talos.gc != null) {
       ctx.report.text("Talos server stops in the measured window (-Xlog:gc,safepoint): " + talos.gc.describe()
@@ -211,7 +213,8 @@ final class LatencyScenario {
           + " sent and no acknowledgement is taken, whatever the server does. So the generator collects its heap just"
           + " before each window, and (with bin/talos's default heap) its young generation holds more than a window"
           + " allocates: a GC pause of the generator in a window means a smaller heap or a longer window. The late"
-          + " puts in flight during no stop of either waited for something else: a core, or the server's own work.");
+          + " puts in flight during no stop of either, nor of the machine (above), waited for something else: a core,"
+          + " or the server's own work.");
     }
   }
 
@@ -287,6 +290,17 @@ final class LatencyScenario {
     }
   }
 
+  /** Stops the window's meters that were started (null: not started); the figures are then complete. */
+  private static void closeMeters(HiccupMeter hiccups, CpuHeartbeats beats, StealMeter steal)
+      throws InterruptedException {
+    try {
+      if (hiccups != null) hiccups.close();
+      if (beats != null) beats.close();
+    } finally {
+      if (steal != null) steal.close();
+    }
+  }
+
   /** Values of {@code h} above {@link #STALL_NANOS}. */
   static long stalls(Histogram h) {
     return h.getTotalCount() - h.getCountBetweenValues(0, STALL_NANOS);
@@ -356,7 +370,7 @@ final class LatencyScenario {
     /**
      * How many late puts waited for a stop of the server, of the generator, or of the machine;
      * each is counted once, in the first that applies. -1 where not known (no timed log, a log
-     * without its safepoints, no steal counters).
+     * without its safepoints, no steal counters, no heartbeats).
      *
      * @param inGcPause in flight during a GC pause of the server
      * @param inOtherStop of the others, in flight during another safepoint of the server of at
@@ -561,21 +575,27 @@ final class LatencyScenario {
     sendOnSchedule(System.nanoTime() + 10_000_000L, warmupCount, interval, failure, send.apply(false));
     awaitWarmup(() -> outstanding.get() == 0 && consumed.get() >= warmupCount, failure);
     CpuHeartbeats beats = new CpuHeartbeats("s4-talos-heartbeat");
-    collectBeforeWindow();
-    long start = System.nanoTime() + 10_000_000L;
-    if (failure.get() == null) measureStart.set(start); // else no window: nothing to profile
-    HiccupMeter hiccups = new HiccupMeter(start, "s4-talos-hiccups");
-    beats.recordFrom(start);
-    StealMeter steal = new StealMeter("s4-talos-steal");
-    long gcFrom = gcLog != null ? gcLog.position() : -1;
-    long generatorFrom = generatorLog != null ? generatorLog.position() : -1;
-    sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
-    senders.shutdown();
-    senders.awaitTermination(60, TimeUnit.SECONDS);
-    reader.join(30_000);
-    hiccups.close();
-    beats.close();
-    steal.close();
+    HiccupMeter hiccups = null;
+    StealMeter steal = null;
+    long start;
+    long gcFrom;
+    long generatorFrom;
+    try { // the meters' threads (one per CPU, waking every ms) must not outlive a failed window
+      collectBeforeWindow();
+      start = System.nanoTime() + 10_000_000L;
+      if (failure.get() == null) measureStart.set(start); // else no window: nothing to profile
+      hiccups = new HiccupMeter(start, "s4-talos-hiccups");
+      beats.recordFrom(start);
+      steal = new StealMeter("s4-talos-steal");
+      gcFrom = gcLog != null ? gcLog.position() : -1;
+      generatorFrom = generatorLog != null ? generatorLog.position() : -1;
+      sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
+      senders.shutdown();
+      senders.awaitTermination(60, TimeUnit.SECONDS);
+      reader.join(30_000);
+    } finally {
+      closeMeters(hiccups, beats, steal);
+    }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s4 talos failed: " + failure.get() + "_");
     GcLog.Pauses gc = gcFrom >= 0 ? gcLog.pausesSince(gcFrom) : null;
@@ -728,19 +748,20 @@ final class LatencyScenario {
       producer.flush(); // every warm-up record acknowledged
       awaitWarmup(() -> consumed.get() >= warmupCount + 1, failure);
       beats = new CpuHeartbeats("s5-kafka-heartbeat");
-      collectBeforeWindow();
-      long start = System.nanoTime() + 10_000_000L;
-      measureStart.set(start);
-      hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
-      beats.recordFrom(start);
-      steal = new StealMeter("s5-kafka-steal");
-      generatorFrom = generatorLog != null ? generatorLog.position() : -1;
-      sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
-      producer.flush();
-      reader.join(30_000);
-      hiccups.close();
-      beats.close();
-      steal.close();
+      try { // as in the Talos window
+        collectBeforeWindow();
+        long start = System.nanoTime() + 10_000_000L;
+        measureStart.set(start);
+        hiccups = new HiccupMeter(start, "s5-kafka-hiccups");
+        beats.recordFrom(start);
+        steal = new StealMeter("s5-kafka-steal");
+        generatorFrom = generatorLog != null ? generatorLog.position() : -1;
+        sendOnSchedule(start, total - warmupCount, interval, failure, send.apply(true));
+        producer.flush();
+        reader.join(30_000);
+      } finally {
+        closeMeters(hiccups, beats, steal);
+      }
     }
     ctx.progress.stop();
     if (failure.get() != null) ctx.report.text("_s5 kafka latency failed: " + failure.get() + "_");

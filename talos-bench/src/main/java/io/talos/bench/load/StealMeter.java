@@ -29,8 +29,9 @@ import java.util.function.Supplier;
  * {@link #close()}: the total over the window, the most in one second, and each {@link Hold}: a CPU
  * whose steal grew by at least {@link #HOLD_MIN_MS} over consecutive samples. The kernel counts
  * steal in ticks of 10 ms ({@code USER_HZ}), and adds a stretch when the CPU runs again, in one
- * piece: a hold is placed from its amount before the sample preceding it (plus one period of
- * slack for the kernel's next tick) to the sample that saw it, which covers the stretch itself.
+ * piece: each growth is placed from its amount before the sample preceding it (plus one period
+ * of slack for the kernel's next tick) to the sample that saw it, which covers the stretch
+ * itself, and a hold spans its growths from the earliest such start to the last sample.
  * Where the counters are not available (not Linux) it reports nothing ({@link #available()} false).
  * A {@link MeterLoop} runs {@link #step()}; {@link #close()} stops it, takes a last sample and
  * makes the figures safe to read from the closing thread.
@@ -125,7 +126,10 @@ final class StealMeter implements AutoCloseable {
       long grew = now[cpu] - last[cpu];
       sum += grew;
       if (grew > 0) {
-        if (openMs[cpu] == 0) openFrom[cpu] = lastNanos - TimeUnit.MILLISECONDS.toNanos(grew) - PERIOD_NANOS;
+        // the stretch counted now ended after the previous sample and lasted `grew`: a later,
+        // longer one may have begun before the first one counted in this hold
+        long from = lastNanos - TimeUnit.MILLISECONDS.toNanos(grew) - PERIOD_NANOS;
+        openFrom[cpu] = openMs[cpu] == 0 ? from : Math.min(openFrom[cpu], from);
         openMs[cpu] += grew;
         openTo[cpu] = at;
       } else {

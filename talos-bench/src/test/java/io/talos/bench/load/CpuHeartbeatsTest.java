@@ -12,6 +12,7 @@ class CpuHeartbeatsTest {
   @Test
   void shouldRunOneThreadOnEachCpuOfTheMachine() throws Exception {
     Assumptions.assumeFalse(CpuAffinity.allowedCpus().isEmpty(), "CPU affinity is known on Linux only");
+    Assumptions.assumeTrue(HiccupMeterTest.slicesApply(), "a kernel that applies a chosen slice (6.12+)");
     CpuHeartbeats beats = new CpuHeartbeats("heartbeat-test");
     beats.recordFrom(System.nanoTime());
     try {

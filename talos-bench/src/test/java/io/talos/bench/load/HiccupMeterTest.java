@@ -77,6 +77,8 @@ class HiccupMeterTest {
     java.util.List<Integer> cpus = CpuAffinity.allowedCpus();
     org.junit.jupiter.api.Assumptions.assumeFalse(cpus.isEmpty(), "CPU affinity is known on Linux only");
     int cpu = cpus.get(cpus.size() - 1);
+    org.junit.jupiter.api.Assumptions.assumeTrue(slicesApply(), "a kernel that applies a chosen slice (6.12+)");
+    // pinned() reads the thread's affinity back: non-null means the thread may run on `cpu` alone
     HiccupMeter meter = HiccupMeter.pinned(cpu, System.nanoTime(), "hiccup-test-pinned");
     org.junit.jupiter.api.Assertions.assertNotNull(meter, "pinned to CPU " + cpu);
     Thread.sleep(30);
@@ -84,6 +86,16 @@ class HiccupMeterTest {
     assertEquals(true, meter.lateness().getTotalCount() > 0, "wakes recorded while running");
     org.junit.jupiter.api.Assertions.assertNull(HiccupMeter.pinned(100_000, System.nanoTime(), "hiccup-test-none"),
         "no such CPU");
+  }
+
+  /** Whether this machine applies a chosen scheduler slice, tried on a thread of its own. */
+  static boolean slicesApply() throws InterruptedException {
+    boolean[] applied = new boolean[1];
+    Thread t = new Thread(() -> applied[0] = io.talos.server.scheduling.ThreadSlice.setForCurrentThread(
+        HiccupMeter.PINNED_SLICE_US));
+    t.start();
+    t.join();
+    return applied[0];
   }
 
   @Test

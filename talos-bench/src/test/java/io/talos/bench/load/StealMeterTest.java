@@ -108,10 +108,27 @@ class StealMeterTest {
 
   @Test
   void shouldStopItsThreadAtOnceWhenClosed() throws Exception {
-    StealMeter meter = new StealMeter("steal-test");
+    // a sleep of 10 s instead of the period: close must interrupt it, not wait it out
+    StealMeter meter = new StealMeter(new long[] {0}::clone, System::nanoTime,
+        nanos -> java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(10)), "steal-test");
+    Thread.sleep(20); // the thread is asleep by now
     long start = System.nanoTime();
     meter.close();
-    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(1), "close does not wait out the period");
+    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(1), "close does not wait out the sleep");
+  }
+
+  @Test
+  void shouldStartAHoldAtItsLongestStretch() throws Exception {
+    Machine m = new Machine();
+    StealMeter meter = m.meter();
+    meter.step(); // 1,010 ms
+    m.steal[0] += 10;
+    meter.step(); // 1,020 ms: a little, placed from 990 ms
+    m.steal[0] += 100;
+    meter.step(); // 1,030 ms: a stretch of 100 ms that ended after 1,020 ms began by 910 ms
+    meter.close();
+
+    assertEquals(List.of(new StealMeter.Hold(0, 110, (1_020 - 100 - 10) * MS, 1_030 * MS)), meter.holds());
   }
 
   private static List<Long> toList(long[] a) {
