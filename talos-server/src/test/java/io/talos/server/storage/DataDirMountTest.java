@@ -52,6 +52,22 @@ class DataDirMountTest {
   }
 
   @Test
+  void blockBitmapsReadOnDemandAreAdvisedAgainstOnExt4Only() {
+    List<String> lines = List.of(
+        "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,no_prefetch_block_bitmaps,resv_strict",
+        "41 27 259:1 / /data rw,noatime - xfs /dev/nvme0n1 rw,no_prefetch_block_bitmaps");
+    DataDirMount root = DataDirMount.containing("/var/lib/talos", lines).orElseThrow();
+    assertTrue(root.readsBlockBitmapsOnDemand());
+    List<String> advice = root.advice(Path.of("/var/lib/talos"));
+    assertEquals(2, advice.size(), advice.toString());
+    assertTrue(advice.get(1).contains("'no_prefetch_block_bitmaps'") && advice.get(1).contains("/var/lib/talos"),
+        advice.get(1));
+    assertFalse(DataDirMount.containing("/var/lib/talos", MOUNTINFO).orElseThrow().readsBlockBitmapsOnDemand(),
+        "the default mount prefetches them");
+    assertFalse(DataDirMount.containing("/data/x", lines).orElseThrow().readsBlockBitmapsOnDemand(), "not ext4");
+  }
+
+  @Test
   void malformedLinesAreSkipped() {
     assertNull(DataDirMount.parse("27 1 254:0 / / rw,relatime"));
     assertNull(DataDirMount.parse("27 1 254:0 / / rw - ext4"));
