@@ -29,12 +29,13 @@ final class CpuHeartbeats implements AutoCloseable {
    * thread per CPU), which must not delay the window they measure.
    */
   CpuHeartbeats(String name) throws InterruptedException {
+    List<Integer> cpus = CpuAffinity.allowedCpus();
     try {
-      for (int cpu : CpuAffinity.allowedCpus()) {
+      for (int cpu : cpus) {
         HiccupMeter m = HiccupMeter.pinned(cpu, Long.MAX_VALUE, name + "-cpu" + cpu);
         if (m != null) meters.add(m);
       }
-      if (meters.size() < CpuAffinity.allowedCpus().size()) { // a CPU without one: none at all
+      if (meters.size() < cpus.size()) { // a CPU without one: none at all
         close();
         meters.clear();
       }

@@ -244,7 +244,7 @@ final class LatencyScenario {
 
   /** The longest stand-still for the table; n/a where not measured. */
   private static String standstill(CpuHeartbeats beats) {
-    return beats != null && beats.available() ? Table.ms(beats.longestNanos()) : "n/a";
+    return LatePuts.known(beats) ? Table.ms(beats.longestNanos()) : "n/a";
   }
 
   /** A steal figure for the table; n/a where not counted. */
@@ -423,21 +423,18 @@ final class LatencyScenario {
      * @param beats the window's CPU heartbeats (closed), or null when not known
      */
     Cause[] causes(GcLog.Pauses server, GcLog.Pauses generator, StealMeter steal, CpuHeartbeats beats) {
-      boolean serverKnown = server != null && server.timed();
-      boolean serverStopsKnown = serverKnown && !server.stops().isEmpty();
-      boolean generatorKnown = generator != null && generator.timed();
-      List<StealMeter.Hold> holds = steal != null && steal.available() ? steal.holds() : List.of();
-      List<HiccupMeter.Stall> standstills = beats != null && beats.available() ? beats.stalls() : List.of();
+      List<StealMeter.Hold> holds = known(steal) ? steal.holds() : List.of();
+      List<HiccupMeter.Stall> standstills = known(beats) ? beats.stalls() : List.of();
       Cause[] causes = new Cause[size];
       for (int i = 0; i < size; i++) {
         long from = wallMillis(sent[i]);
         long to = wallMillis(acked[i]);
         int at = i;
-        if (serverKnown && server.gcOverlaps(from, to)) {
+        if (known(server) && server.gcOverlaps(from, to)) {
           causes[i] = Cause.SERVER_GC;
-        } else if (serverStopsKnown && server.otherStopOverlaps(from, to)) {
+        } else if (stopsKnown(server) && server.otherStopOverlaps(from, to)) {
           causes[i] = Cause.SERVER_STOP;
-        } else if (generatorKnown && generator.anyStopOverlaps(from, to)) {
+        } else if (known(generator) && generator.anyStopOverlaps(from, to)) {
           causes[i] = Cause.GENERATOR_STOP;
         } else if (holds.stream().anyMatch(h -> h.overlaps(sent[at], acked[at]))) {
           causes[i] = Cause.HOST_HOLD;
@@ -450,19 +447,33 @@ final class LatencyScenario {
       return causes;
     }
 
-    /** {@link #causes} counted; the arguments as there. */
-    Attribution attribute(GcLog.Pauses server, GcLog.Pauses generator, StealMeter steal, CpuHeartbeats beats) {
+    /** {@code causes}, as {@link #causes} returned them for the same arguments, counted. */
+    static Attribution attribute(Cause[] causes, GcLog.Pauses server, GcLog.Pauses generator, StealMeter steal,
+        CpuHeartbeats beats) {
       long[] n = new long[Cause.values().length];
-      for (Cause c : causes(server, generator, steal, beats)) n[c.ordinal()]++;
-      boolean serverKnown = server != null && server.timed();
-      boolean serverStopsKnown = serverKnown && !server.stops().isEmpty();
-      boolean generatorKnown = generator != null && generator.timed();
-      boolean stealKnown = steal != null && steal.available();
-      return new Attribution(serverKnown ? n[Cause.SERVER_GC.ordinal()] : -1,
-          serverStopsKnown ? n[Cause.SERVER_STOP.ordinal()] : -1,
-          generatorKnown ? n[Cause.GENERATOR_STOP.ordinal()] : -1,
-          stealKnown ? n[Cause.HOST_HOLD.ordinal()] : -1,
-          beats != null && beats.available() ? n[Cause.CPU_STALL.ordinal()] : -1);
+      for (Cause c : causes) n[c.ordinal()]++;
+      return new Attribution(known(server) ? n[Cause.SERVER_GC.ordinal()] : -1,
+          stopsKnown(server) ? n[Cause.SERVER_STOP.ordinal()] : -1,
+          known(generator) ? n[Cause.GENERATOR_STOP.ordinal()] : -1,
+          known(steal) ? n[Cause.HOST_HOLD.ordinal()] : -1,
+          known(beats) ? n[Cause.CPU_STALL.ordinal()] : -1);
+    }
+
+    private static boolean known(GcLog.Pauses stops) {
+      return stops != null && stops.timed();
+    }
+
+    /** Whether the log has its safepoints too, not only its collections. */
+    private static boolean stopsKnown(GcLog.Pauses server) {
+      return known(server) && !server.stops().isEmpty();
+    }
+
+    private static boolean known(StealMeter steal) {
+      return steal != null && steal.available();
+    }
+
+    private static boolean known(CpuHeartbeats beats) {
+      return beats != null && beats.available();
     }
 
     private long wallMillis(long nanos) {
@@ -614,12 +625,13 @@ final class LatencyScenario {
     LatePuts.Attribution attribution;
     String bySecond;
     synchronized (put) { // the senders' callbacks add to the late puts under it
-      attribution = late.attribute(gc, generator, steal, beats);
+      LatePuts.Cause[] causes = late.causes(gc, generator, steal, beats);
+      attribution = LatePuts.attribute(causes, gc, generator, steal, beats);
       bySecond = late.busiestSeconds(windowStartNanos);
       if (late.size() > 0) {
         Path file = besideResults(ctx, system + "-late-puts.tsv");
         try {
-          late.write(file, windowStartNanos, late.causes(gc, generator, steal, beats));
+          late.write(file, windowStartNanos, causes);
           ctx.report.text("_" + system + "'s late puts, one per line: `" + file.getFileName() + "`._");
         } catch (IOException e) {
           ctx.report.text("_" + system + "'s late puts could not be written to " + file + ": " + e.getMessage() + "._");

@@ -75,9 +75,9 @@ final class StealMeter implements AutoCloseable {
   private long lastNanos;
   private final long startNanos;
   /** Per CPU, the hold growing now (its start and amount so far), or none (amount 0). */
-  private long[] openFrom;
-  private long[] openMs;
-  private long[] openTo;
+  private final long[] openFrom;
+  private final long[] openMs;
+  private final long[] openTo;
   private final List<Hold> holds = new ArrayList<>();
   private long secondIndex;
   private long secondMillis;
@@ -102,11 +102,10 @@ final class StealMeter implements AutoCloseable {
     this.startNanos = clock.getAsLong();
     this.lastNanos = startNanos;
     this.last = first;
-    if (first != null) {
-      openFrom = new long[first.length];
-      openMs = new long[first.length];
-      openTo = new long[first.length];
-    }
+    int cpus = first == null ? 0 : first.length;
+    openFrom = new long[cpus];
+    openMs = new long[cpus];
+    openTo = new long[cpus];
     this.loop = name == null || first == null ? null : new MeterLoop(name, this::step);
   }
 
@@ -157,9 +156,7 @@ final class StealMeter implements AutoCloseable {
   public void close() throws InterruptedException {
     if (loop != null) loop.stop();
     sample();
-    if (first != null) {
-      for (int cpu = 0; cpu < first.length; cpu++) closeHold(cpu);
-    }
+    for (int cpu = 0; cpu < openMs.length; cpu++) closeHold(cpu);
   }
 
   /** Whether the machine counts steal (read after {@link #close()}). */
@@ -253,10 +250,5 @@ final class StealMeter implements AutoCloseable {
 
   private static boolean isDigit(byte b) {
     return b >= '0' && b <= '9';
-  }
-
-  @Override
-  public String toString() {
-    return "StealMeter{total=" + totalMillis() + " ms, holds=" + holds + ", first=" + Arrays.toString(first) + "}";
   }
 }

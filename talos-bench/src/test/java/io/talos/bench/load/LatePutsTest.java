@@ -2,6 +2,7 @@ package io.talos.bench.load;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.talos.bench.load.LatencyScenario.LatePuts.Attribution;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -26,7 +27,7 @@ class LatePutsTest {
     late.add(nano + 180_000_000L, nano + 205_000_000L); // through the other stop
     late.add(nano + 290_000_000L, nano + 315_000_000L); // through a stop too short to count
 
-    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, -1, -1, -1), late.attribute(p, null, null, null));
+    assertEquals(new Attribution(2, 1, -1, -1, -1), attribution(late, p, null, null, null));
     // the generator's JVM stopped 4 ms for a collection ending at 310 ms (the last put), 2 ms for a
     // safepoint ending at 60 ms (the put before the server's GC) and 2 ms ending at 105 ms (the two
     // puts through the server's GC, which count for the server only); 0.3 ms at 200 ms is too short
@@ -35,12 +36,12 @@ class LatePutsTest {
             new GcLog.Stop("Deoptimize", 1.5, new GcLog.Pause(wall + 60, 2)),
             new GcLog.Stop("HandshakeAllThreads", 1.5, new GcLog.Pause(wall + 105, 2)),
             new GcLog.Stop("Cleanup", 0.1, new GcLog.Pause(wall + 200, 0.3))));
-    assertEquals(new LatencyScenario.LatePuts.Attribution(2, 1, 2, -1, -1), late.attribute(p, generator, null, null));
+    assertEquals(new Attribution(2, 1, 2, -1, -1), attribution(late, p, generator, null, null));
     // without the server's log (Kafka's broker), only the generator's stops are known
-    assertEquals(new LatencyScenario.LatePuts.Attribution(-1, -1, 4, -1, -1), late.attribute(null, generator, null, null));
+    assertEquals(new Attribution(-1, -1, 4, -1, -1), attribution(late, null, generator, null, null));
     // a server log without safepoint lines knows its GCs only
     GcLog.Pauses gcOnly = new GcLog.Pauses(p.list(), List.of());
-    assertEquals(new LatencyScenario.LatePuts.Attribution(2, -1, 2, -1, -1), late.attribute(gcOnly, generator, null, null));
+    assertEquals(new Attribution(2, -1, 2, -1, -1), attribution(late, gcOnly, generator, null, null));
   }
 
   @Test
@@ -61,12 +62,12 @@ class LatePutsTest {
     meter.step();
     meter.close();
 
-    assertEquals(new LatencyScenario.LatePuts.Attribution(1, 0, -1, 1, -1), late.attribute(server, null, meter, null));
+    assertEquals(new Attribution(1, 0, -1, 1, -1), attribution(late, server, null, meter, null));
     assertEquals(List.of(LatencyScenario.LatePuts.Cause.SERVER_GC, LatencyScenario.LatePuts.Cause.HOST_HOLD,
         LatencyScenario.LatePuts.Cause.NONE), List.of(late.causes(server, null, meter, null)));
     StealMeter none = new StealMeter(() -> null, now::get, now::addAndGet, null);
     none.close();
-    assertEquals(new LatencyScenario.LatePuts.Attribution(1, 0, -1, -1, -1), late.attribute(server, null, none, null),
+    assertEquals(new Attribution(1, 0, -1, -1, -1), attribution(late, server, null, none, null),
         "no steal counters: not known");
   }
 
@@ -84,8 +85,15 @@ class LatePutsTest {
 
     assertEquals(List.of(LatencyScenario.LatePuts.Cause.CPU_STALL, LatencyScenario.LatePuts.Cause.NONE),
         List.of(late.causes(null, null, null, beats)));
-    assertEquals(new LatencyScenario.LatePuts.Attribution(-1, -1, -1, -1, 1), late.attribute(null, null, null, beats));
+    assertEquals(new Attribution(-1, -1, -1, -1, 1), attribution(late, null, null, null, beats));
     assertEquals(40, beats.longestNanos() / 1_000_000);
+  }
+
+  /** The late puts' causes counted, as the report does. */
+  private static Attribution attribution(LatencyScenario.LatePuts late, GcLog.Pauses server,
+      GcLog.Pauses generator, StealMeter steal, CpuHeartbeats beats) {
+    return LatencyScenario.LatePuts.attribute(late.causes(server, generator, steal, beats), server, generator, steal,
+        beats);
   }
 
   @Test
