@@ -93,6 +93,7 @@ public final class ServerConfig extends TalosConfig {
   public static final String STORAGE_TAIL_CACHE_BYTES = "storage.tail.cache.bytes";
   public static final String STORAGE_LOCAL_PAGE_CACHE_WINDOW_BYTES = "storage.local.page.cache.window.bytes";
   public static final String STORAGE_LOCAL_SEGMENT_PIN_EXTENT_TREE = "storage.local.segment.pin.extent.tree";
+  public static final String STORAGE_LOCAL_BLOCK_BITMAPS_PRELOAD = "storage.local.block.bitmaps.preload";
   /** {@link #STORAGE_TAIL_CACHE_BYTES}: chosen by storage (see {@link #tailCacheBytes}). */
   public static final long TAIL_CACHE_AUTO = -1;
   /** {@link #STORAGE_TAIL_CACHE_BYTES} chosen for HDFS. */
@@ -317,6 +318,8 @@ public final class ServerConfig extends TalosConfig {
           "Local file system on Linux: bytes at the end of each segment file left in the OS page cache; data further behind is written back to disk and dropped from the page cache in 4 MiB chunks by a background thread, after it is written and again after it is read, so that new data reuses the freed pages (taking fresh pages costs several times the copy itself, most of all in a virtual machine) and dirty data stays bounded per file. Consumers within this much of the end read from memory, others from disk. Advice only: what is stored and when a put is acknowledged do not change. 0: the page cache is left to the kernel.")
       .define(STORAGE_LOCAL_SEGMENT_PIN_EXTENT_TREE, Type.BOOLEAN, true, null,
           "Local file system on Linux: each new segment file gets five 4 KiB blocks reserved past the largest size it can reach (fallocate keeping the size: 20 KiB of disk per segment; what the file holds and its size do not change), which keeps its ext4 extent tree one level deep for the file's life. Otherwise the kernel's write-back can shrink the tree back into the inode and free a tree block, and on a file system mounted with discard and without a journal that block is discarded while the file's block map is locked: appends wait for the disk. false: segment files are created plain. Where fallocate is missing the files stay plain (logged once, counted).")
+      .define(STORAGE_LOCAL_BLOCK_BITMAPS_PRELOAD, Type.BOOLEAN, true, null,
+          "Local file system on ext4 mounted with no_prefetch_block_bitmaps: at start, a background thread has ext4 load every block group's bitmap once (by reading /proc/fs/ext4/<device>/mb_groups; 4 KiB read per 128 MiB of file system), as ext4 does after mounting without that option. Otherwise the kernel's write-back reads a group's bitmap from the device the first time it allocates a segment's blocks there, holding the file's block-map lock, and appends to that segment wait for the read. Ignored on other file systems and mounts. false: the bitmaps are read on demand.")
       .define(STORAGE_LEASE_RECOVERY_TIMEOUT_MS, Type.LONG, 60_000L, Validator.atLeast(0),
           "HDFS: how long opening a partition waits for the lease of a segment left open by a crashed or previous owner to be recovered, in ms.")
       .define(STORAGE_PRODUCERS_PER_PARTITION_MAX, Type.INT, 1000, Validator.between(1, 1_000_000),

@@ -69,6 +69,7 @@ import io.talos.server.storage.LogConfig;
 import io.talos.server.storage.NextOffsetStore;
 import io.talos.server.storage.PartitionLogs;
 import io.talos.server.storage.OwnerOnlyLocalFileSystem;
+import io.talos.server.storage.BlockBitmapPreload;
 import io.talos.server.storage.DataDirMount;
 import io.talos.server.storage.PageCacheDropBehind;
 import io.talos.server.storage.TailCache;
@@ -661,7 +662,11 @@ public final class TalosServer implements AutoCloseable {
     fs.mkdirs(new Path(root)); // exists from the start: /ops/health probes it
     if (fs instanceof OwnerOnlyLocalFileSystem) {
       java.nio.file.Path dir = java.nio.file.Path.of(root);
-      DataDirMount.of(dir).ifPresent(m -> m.advice(dir).forEach(a -> LOG.warn("Storage: {}", a)));
+      Optional<DataDirMount> mount = DataDirMount.of(dir);
+      Optional<BlockBitmapPreload> preload = config.getBoolean(ServerConfig.STORAGE_LOCAL_BLOCK_BITMAPS_PRELOAD)
+          ? mount.flatMap(BlockBitmapPreload::of) : Optional.empty();
+      mount.ifPresent(m -> m.advice(dir, preload.isPresent()).forEach(a -> LOG.warn("Storage: {}", a)));
+      preload.ifPresent(BlockBitmapPreload::start);
     }
     PartitionLogs.Limits limits = new PartitionLogs.Limits(config.getInt(ServerConfig.STORAGE_OPEN_LOGS_MAX),
         config.getInt(ServerConfig.STORAGE_OPEN_FILES_MAX), config.getLong(ServerConfig.STORAGE_OPEN_IDLE_CLOSE_MS),

@@ -30,17 +30,19 @@ import java.util.Set;
  * block group's bitmap from the device. ext4 reads them all in the background after mounting,
  * unless mounted with {@code no_prefetch_block_bitmaps}; with it, the first allocation in each
  * group reads its bitmap on demand, and the tracer caught an append waiting 21.6 ms behind such a
- * read (23.5 ms on a loaded VM).
+ * read (23.5 ms on a loaded VM). The server then has them loaded at start itself ({@link
+ * BlockBitmapPreload}), unless told not to.
  *
  * <p>Only advice: nothing here changes what is stored or when a put is acknowledged.
  *
  * @param mountPoint where the file system is mounted
  * @param fsType its type, e.g. {@code ext4}
  * @param source the device (or what stands for it), e.g. {@code /dev/vda}
+ * @param device the file system's device number, {@code major:minor}, e.g. {@code 254:0}
  * @param options the mount's and the file system's options together, e.g. {@code rw}, {@code
  *     discard}
  */
-public record DataDirMount(String mountPoint, String fsType, String source, Set<String> options) {
+public record DataDirMount(String mountPoint, String fsType, String source, String device, Set<String> options) {
   private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
 
   /**
@@ -87,7 +89,7 @@ public record DataDirMount(String mountPoint, String fsType, String source, Set<
     if (dash < 0 || dash + 2 >= f.length) return null;
     Set<String> options = new HashSet<>(List.of(f[5].split(",")));
     if (dash + 3 < f.length) options.addAll(List.of(f[dash + 3].split(",")));
-    return new DataDirMount(unescape(f[4]), f[dash + 1], unescape(f[dash + 2]), Set.copyOf(options));
+    return new DataDirMount(unescape(f[4]), f[dash + 1], unescape(f[dash + 2]), f[2], Set.copyOf(options));
   }
 
   /** mountinfo writes space, tab, newline and backslash as a backslash and three octal digits. */
@@ -135,8 +137,11 @@ public record DataDirMount(String mountPoint, String fsType, String source, Set<
   /**
    * What an operator should change about this mount for appends not to wait on it, one sentence
    * each; empty when nothing.
+   *
+   * @param bitmapsPreloaded whether the server has ext4 load the block bitmaps itself ({@link
+   *     BlockBitmapPreload}), which makes {@code no_prefetch_block_bitmaps} harmless
    */
-  public List<String> advice(Path dataDir) {
+  public List<String> advice(Path dataDir, boolean bitmapsPreloaded) {
     List<String> advice = new ArrayList<>();
     if (discardsOnline()) {
       advice.add("the partition logs in " + dataDir + " are on " + fsType + " " + source + " mounted at "
@@ -145,7 +150,7 @@ public record DataDirMount(String mountPoint, String fsType, String source, Set<
           + " traced to it on ext4 without a journal). Mount it without 'discard' and run fstrim"
           + " periodically (e.g. systemd's fstrim.timer)");
     }
-    if (readsBlockBitmapsOnDemand()) {
+    if (readsBlockBitmapsOnDemand() && !bitmapsPreloaded) {
       advice.add("the partition logs in " + dataDir + " are on ext4 " + source + " mounted at " + mountPoint
           + " with 'no_prefetch_block_bitmaps': a block group's bitmap is then read from the device when the"
           + " kernel's write-back first allocates in it, holding the segment's block-map lock, and an append can"

@@ -43,12 +43,12 @@ class DataDirMountTest {
     assertEquals("ext4", root.fsType());
     assertTrue(root.discardsOnline());
     assertTrue(root.options().contains("relatime"), "the mount's own options are kept too");
-    List<String> advice = root.advice(Path.of("/var/lib/talos"));
+    List<String> advice = root.advice(Path.of("/var/lib/talos"), false);
     assertEquals(1, advice.size());
     assertTrue(advice.get(0).contains("/var/lib/talos") && advice.get(0).contains("'discard'")
         && advice.get(0).contains("fstrim"), advice.get(0));
     DataDirMount xfs = DataDirMount.containing("/data/x", MOUNTINFO).orElseThrow();
-    assertTrue(xfs.advice(Path.of("/data/x")).isEmpty());
+    assertTrue(xfs.advice(Path.of("/data/x"), false).isEmpty());
   }
 
   @Test
@@ -58,10 +58,11 @@ class DataDirMountTest {
         "41 27 259:1 / /data rw,noatime - xfs /dev/nvme0n1 rw,no_prefetch_block_bitmaps");
     DataDirMount root = DataDirMount.containing("/var/lib/talos", lines).orElseThrow();
     assertTrue(root.readsBlockBitmapsOnDemand());
-    List<String> advice = root.advice(Path.of("/var/lib/talos"));
+    List<String> advice = root.advice(Path.of("/var/lib/talos"), false);
     assertEquals(2, advice.size(), advice.toString());
     assertTrue(advice.get(1).contains("'no_prefetch_block_bitmaps'") && advice.get(1).contains("/var/lib/talos"),
         advice.get(1));
+    assertEquals(1, root.advice(Path.of("/var/lib/talos"), true).size(), "the server loads the bitmaps itself");
     assertFalse(DataDirMount.containing("/var/lib/talos", MOUNTINFO).orElseThrow().readsBlockBitmapsOnDemand(),
         "the default mount prefetches them");
     assertFalse(DataDirMount.containing("/data/x", lines).orElseThrow().readsBlockBitmapsOnDemand(), "not ext4");
