@@ -3,9 +3,11 @@ package io.talos.server.frontend;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -14,7 +16,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Long poll: getMessage calls that found nothing new, parked until their partition gets an append
  * or their wait ends, without holding a thread. A parked get is an object in a per-partition list
- * plus one scheduled timeout; its HTTP response stays open (Jetty completes it asynchronously).
+ * and in the {@link Bucket} of the tick its wait ends in; its HTTP response stays open (Jetty
+ * completes it asynchronously).
+ *
+ * <p>Wait ends are kept in buckets, one per tick, each expired by one scheduled task, rather than
+ * one scheduled task per get: a get that is woken by an append (the common case for a consumer at
+ * the tail) then costs no scheduling and no cancelling, and the timer thread wakes once per tick
+ * that has gets ending in it rather than once per get (with a task per get, each new one became
+ * the timer queue's head as soon as the previous was cancelled, and woke the timer thread twice
+ * per get: a third of the long-poll path's thread hand-offs at 1,000 gets a second). The price: a
+ * wait ends up to one tick after its time, never before ({@link #tickMs}: at most {@value
+ * #MAX_TICK_MS} ms, and at most 1/16 of the wait).
  *
  * <p>Lost wake-ups cannot happen: every partition has an append counter ({@link Slot}), raised
  * after an append has become readable. A get reads the counter <em>before</em> it reads the
@@ -56,7 +68,10 @@ final class FetchWaiters implements AutoCloseable {
     private final Runnable onWake;
     private final Runnable onTimeout;
     private final AtomicBoolean claimed = new AtomicBoolean();
-    private volatile ScheduledFuture<?> timeout;
+    /** Set once parked (before it can be found in its bucket), to leave the slot on expiry. */
+    private volatile Slot slot;
+    /** Set once in its bucket, to leave it when woken; null until then. */
+    private volatile Bucket bucket;
 
     Waiter(Runnable onWake, Runnable onTimeout) {
       this.onWake = onWake;
@@ -64,9 +79,32 @@ final class FetchWaiters implements AutoCloseable {
     }
   }
 
+  /**
+   * The gets whose waits end at {@code endMs} (monotonic ms). Once {@code fired}, nothing is added
+   * any more (a get that comes later makes a new bucket for the same end, expired at once).
+   * Guarded by itself.
+   */
+  static final class Bucket {
+    final long endMs;
+    private final Set<Waiter> waiters = new HashSet<>();
+    private boolean fired;
+
+    Bucket(long endMs) {
+      this.endMs = endMs;
+    }
+  }
+
+  /** Longest tick a wait's end is rounded up to, in ms. */
+  static final int MAX_TICK_MS = 16;
+
   private final int maxWaiters;
   private final long maxWaitMs;
   private final ConcurrentHashMap<PartitionKey, Slot> slots = new ConcurrentHashMap<>();
+  /**
+   * Buckets by end; one leaves when it fires. At most one per tick within the next {@code
+   * maxWaitMs} exists (for the default waits of 256 ms and more, one per 16 ms).
+   */
+  private final ConcurrentHashMap<Long, Bucket> buckets = new ConcurrentHashMap<>();
   private final AtomicInteger parked = new AtomicInteger();
   private final ScheduledThreadPoolExecutor timer;
   private final Meter woken;
@@ -87,7 +125,6 @@ final class FetchWaiters implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    timer.setRemoveOnCancelPolicy(true);
     metrics.gauge("fetch.waiters.parked", () -> parked::get);
     this.woken = metrics.meter("fetch.waiters.woken");
     this.timedOut = metrics.meter("fetch.waiters.timeouts");
@@ -126,8 +163,12 @@ final class FetchWaiters implements AutoCloseable {
     for (Waiter w : wake) {
       if (!w.claimed.compareAndSet(false, true)) continue;
       parked.decrementAndGet();
-      ScheduledFuture<?> t = w.timeout;
-      if (t != null) t.cancel(false);
+      Bucket b = w.bucket;
+      if (b != null) {
+        synchronized (b) {
+          b.waiters.remove(w);
+        }
+      } // else not in its bucket yet: the bucket finds it claimed when it fires
       woken.mark();
       w.onWake.run();
     }
@@ -150,18 +191,80 @@ final class FetchWaiters implements AutoCloseable {
         parked.decrementAndGet();
         return Parked.CHANGED;
       }
+      waiter.slot = slot;
       slot.waiters.add(waiter);
     }
-    try {
-      waiter.timeout = timer.schedule(() -> expire(slot, waiter), waitMs, TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      expire(slot, waiter); // closing
+    long nowMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
+    long tick = tickMs(waitMs);
+    long endMs = Math.floorDiv(nowMs + waitMs + tick - 1, tick) * tick;
+    while (true) {
+      Bucket b = buckets.get(endMs);
+      if (b == null) {
+        Bucket created = new Bucket(endMs);
+        b = buckets.putIfAbsent(endMs, created);
+        if (b == null) {
+          b = created;
+          schedule(created, endMs - nowMs);
+        }
+      }
+      synchronized (b) {
+        if (!b.fired) {
+          b.waiters.add(waiter);
+          waiter.bucket = b;
+          break;
+        }
+      } // fired meanwhile, and left the map: the next round makes a new one
     }
     return Parked.PARKED;
   }
 
-  private void expire(Slot slot, Waiter waiter) {
+  /**
+   * The tick a wait of {@code waitMs} ends on: the largest power of two of at most {@link
+   * #MAX_TICK_MS} and at most 1/16 of the wait (1 ms for waits under 32 ms).
+   */
+  static long tickMs(long waitMs) {
+    return Long.highestOneBit(Math.max(1, Math.min(MAX_TICK_MS, waitMs / 16)));
+  }
+
+  private void schedule(Bucket b, long delayMs) {
+    try {
+      timer.schedule(() -> fire(b), delayMs, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      fire(b); // closing
+    }
+  }
+
+  /** Ends the wait of every get still in {@code b}. */
+  private void fire(Bucket b) {
+    buckets.remove(b.endMs, b);
+    List<Waiter> due;
+    synchronized (b) {
+      b.fired = true;
+      due = new ArrayList<>(b.waiters);
+      b.waiters.clear();
+    }
+    for (Waiter w : due) expire(w);
+  }
+
+  /** Buckets now (for tests). */
+  int buckets() {
+    return buckets.size();
+  }
+
+  /** Gets in the buckets now, over all of them (for tests: a woken get leaves its bucket). */
+  int bucketed() {
+    int n = 0;
+    for (Bucket b : buckets.values()) {
+      synchronized (b) {
+        n += b.waiters.size();
+      }
+    }
+    return n;
+  }
+
+  private void expire(Waiter waiter) {
     if (!waiter.claimed.compareAndSet(false, true)) return;
+    Slot slot = waiter.slot;
     synchronized (slot) {
       slot.waiters.remove(waiter);
     }
@@ -180,7 +283,8 @@ final class FetchWaiters implements AutoCloseable {
       synchronized (slot) {
         all = new ArrayList<>(slot.waiters);
       }
-      for (Waiter w : all) expire(slot, w);
+      for (Waiter w : all) expire(w);
     }
+    buckets.clear();
   }
 }
