@@ -389,7 +389,7 @@ public final class ServerConfig extends TalosConfig {
       .define(GET_READ_BUFFER_BYTES, Type.LONG, 64L * 1024 * 1024, Validator.between(0, 1L << 40),
           "Direct memory that getMessage reads segment records into, in pooled 64 KiB buffers: the file system reads into them and the answer is written to the connection from them, with no copy in the heap on the way; a buffer goes back to the pool once the answer that refers to it was written. When all of it is in use, reads use heap arrays (slower, never refused). Counts against the JVM's direct memory limit (-XX:MaxDirectMemorySize, by default the heap size). 0: reads always use heap arrays.")
       .define(GET_WAIT_MAX_MS, Type.LONG, 30_000L, Validator.between(0, 600_000),
-          "Long poll: longest a getMessage that asks to wait (maxWaitMs, a Talos extension) is held when it finds nothing new, in ms; it is answered as soon as a message arrives. The wait also ends before the request's deadline. Parked gets hold no thread. 0 turns long poll off (gets are answered at once).")
+          "Long poll: longest a getMessage that asks to wait (maxWaitMs, a Talos extension) is held when it finds nothing new, in ms; it is answered as soon as a message arrives. A wait that ends without one ends up to 1/16 of it late (at most 16 ms). The wait also ends before the request's deadline. Parked gets hold no thread. 0 turns long poll off (gets are answered at once).")
       .define(GET_WAITERS_MAX, Type.INT, 10_000, Validator.between(0, 10_000_000),
           "Long poll: most getMessage calls parked at once on this server (a few hundred bytes each, and an open connection); a get over the limit is answered at once, as without long poll.")
       .section("Request scheduling")
