@@ -12,6 +12,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Long poll: getMessage calls that found nothing new, parked until their partition gets an append
@@ -21,12 +23,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Wait ends are kept in buckets, one per tick, each expired by one scheduled task, rather than
  * one scheduled task per get: a get that is woken by an append (the common case for a consumer at
- * the tail) then costs no scheduling and no cancelling, and the timer thread wakes once per tick
- * that has gets ending in it rather than once per get (with a task per get, each new one became
- * the timer queue's head as soon as the previous was cancelled, and woke the timer thread twice
- * per get: a third of the long-poll path's thread hand-offs at 1,000 gets a second). The price: a
- * wait ends up to one tick after its time, never before ({@link #tickMs}: at most {@value
- * #MAX_TICK_MS} ms, and at most 1/16 of the wait).
+ * the tail) then costs no cancelling, only the first get of a tick schedules, and the timer thread
+ * wakes once per tick that had gets ending in it rather than twice per get (with a task per get,
+ * each new one became the timer queue's head as soon as the previous was cancelled, and woke the
+ * timer thread). The price: a wait ends up to one tick after its time, never before ({@link
+ * #tickMs}: 1 ms for waits under 32 ms, else up to 1/16 of the wait and at most {@value
+ * #MAX_TICK_MS} ms).
  *
  * <p>Lost wake-ups cannot happen: every partition has an append counter ({@link Slot}), raised
  * after an append has become readable. A get reads the counter <em>before</em> it reads the
@@ -43,6 +45,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code claimed} flag decides between wake, timeout and close).
  */
 final class FetchWaiters implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FetchWaiters.class);
+
   /** What {@link #park} did. */
   enum Parked {
     /** parked: the waiter's {@code onWake} or {@code onTimeout} will run later, once */
@@ -80,9 +84,9 @@ final class FetchWaiters implements AutoCloseable {
   }
 
   /**
-   * The gets whose waits end at {@code endMs} (monotonic ms). Once {@code fired}, nothing is added
-   * any more (a get that comes later makes a new bucket for the same end, expired at once).
-   * Guarded by itself.
+   * The gets whose waits end at {@code endMs} ({@link System#nanoTime} in ms). Once {@code fired},
+   * nothing is added any more (a get that comes later makes a new bucket for the same end, which
+   * fires at once). Guarded by itself.
    */
   static final class Bucket {
     final long endMs;
@@ -102,7 +106,8 @@ final class FetchWaiters implements AutoCloseable {
   private final ConcurrentHashMap<PartitionKey, Slot> slots = new ConcurrentHashMap<>();
   /**
    * Buckets by end; one leaves when it fires. At most one per tick within the next {@code
-   * maxWaitMs} exists (for the default waits of 256 ms and more, one per 16 ms).
+   * maxWaitMs} exists (callers park for at most that long; for waits of 256 ms and more, one per 16
+   * ms).
    */
   private final ConcurrentHashMap<Long, Bucket> buckets = new ConcurrentHashMap<>();
   private final AtomicInteger parked = new AtomicInteger();
@@ -194,28 +199,44 @@ final class FetchWaiters implements AutoCloseable {
       waiter.slot = slot;
       slot.waiters.add(waiter);
     }
-    long nowMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
-    long tick = tickMs(waitMs);
-    long endMs = Math.floorDiv(nowMs + waitMs + tick - 1, tick) * tick;
+    long endMs = endMs(System.nanoTime(), waitMs);
     while (true) {
+      if (closed) { // close() may have scanned the slot already, and the timer runs no more tasks
+        expire(waiter);
+        return Parked.PARKED;
+      }
       Bucket b = buckets.get(endMs);
       if (b == null) {
         Bucket created = new Bucket(endMs);
         b = buckets.putIfAbsent(endMs, created);
         if (b == null) {
           b = created;
-          schedule(created, endMs - nowMs);
+          if (!schedule(created)) continue; // refused: closing, seen at the top
         }
       }
       synchronized (b) {
         if (!b.fired) {
           b.waiters.add(waiter);
           waiter.bucket = b;
+          // Woken meanwhile, before its bucket was known to appended(): leave it now. (appended()
+          // claims, then reads the bucket; this sets the bucket, then reads the claim.)
+          if (waiter.claimed.get()) b.waiters.remove(waiter);
           break;
         }
       } // fired meanwhile, and left the map: the next round makes a new one
     }
+    if (closed) expire(waiter); // closed meanwhile: its bucket may never fire
     return Parked.PARKED;
+  }
+
+  /**
+   * The end of a wait of {@code waitMs} from {@code nowNanos} ({@link System#nanoTime}), in ms of
+   * the same clock: at or after {@code nowNanos + waitMs}, rounded up to its tick.
+   */
+  static long endMs(long nowNanos, long waitMs) {
+    long tick = tickMs(waitMs);
+    long earliestMs = Math.floorDiv(nowNanos, 1_000_000L) + 1 + waitMs; // the current ms rounded up
+    return Math.floorDiv(earliestMs + tick - 1, tick) * tick;
   }
 
   /**
@@ -226,11 +247,17 @@ final class FetchWaiters implements AutoCloseable {
     return Long.highestOneBit(Math.max(1, Math.min(MAX_TICK_MS, waitMs / 16)));
   }
 
-  private void schedule(Bucket b, long delayMs) {
+  /** Schedules {@code b} to fire at its end (never before); false, and {@code b} removed, if refused. */
+  private boolean schedule(Bucket b) {
     try {
-      timer.schedule(() -> fire(b), delayMs, TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException e) {
-      fire(b); // closing
+      timer.schedule(() -> fire(b), b.endMs * 1_000_000L - System.nanoTime(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (RejectedExecutionException e) { // closing
+      buckets.remove(b.endMs, b);
+      synchronized (b) {
+        b.fired = true;
+      }
+      return false;
     }
   }
 
@@ -243,7 +270,13 @@ final class FetchWaiters implements AutoCloseable {
       due = new ArrayList<>(b.waiters);
       b.waiters.clear();
     }
-    for (Waiter w : due) expire(w);
+    for (Waiter w : due) {
+      try {
+        expire(w);
+      } catch (RuntimeException e) { // one get's answer failing must not strand the others
+        LOG.warn("Answering a long-poll get at the end of its wait failed", e);
+      }
+    }
   }
 
   /** Buckets now (for tests). */

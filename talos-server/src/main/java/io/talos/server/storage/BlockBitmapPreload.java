@@ -18,13 +18,16 @@ import org.slf4j.LoggerFactory;
  * file's block-map lock, and with that option the first allocation in a block group reads the
  * group's bitmap from the device right there. An append to the same segment that needs a new
  * block waits for the lock meanwhile: traced on a loaded VM, the write-back waited 23.5 ms for a
- * bitmap and an append 21.6 ms behind it. Once a group's bitmap is loaded, ext4 keeps what its
- * allocator needs about the group in memory for as long as the file system is mounted.
+ * bitmap and an append 21.6 ms behind it. Once a group is loaded, ext4 keeps its summary in memory
+ * for as long as the file system is mounted and loads it on demand no more; its bitmap and buddy
+ * pages are page cache, though, and a bitmap the kernel drops under memory pressure is read again
+ * when an allocation needs it, with or without this (as after a mount without the option).
  *
  * <p>How: reading {@code /proc/fs/ext4/<device>/mb_groups} (readable by any user) makes ext4 list
- * each group's free space, loading every group not loaded yet, one bitmap read each (4 KiB per
- * 128 MiB of file system: 8 MiB for a 256 GiB one). The device's name there is the kernel's, found
- * from the mount's device number under {@code /sys/dev/block}.
+ * each group's free space, loading every group not loaded yet: at most one bitmap read per group
+ * (one block per 128 MiB with 4 KiB blocks, 8 MiB for a 256 GiB file system; a group never
+ * written needs none), one after the other. The device's name there is the kernel's, found from
+ * the mount's device number under {@code /sys/dev/block}.
  *
  * <p>Advice only: nothing here changes what is stored or when a put is acknowledged; a failure
  * leaves the bitmaps to be read on demand, as before.
@@ -39,6 +42,7 @@ public final class BlockBitmapPreload implements Runnable {
 
   private final Path groupsFile;
   private volatile long groups = -1;
+  private volatile long failedGroups = -1;
   private volatile long elapsedMs = -1;
   private volatile String failure;
 
@@ -83,13 +87,24 @@ public final class BlockBitmapPreload implements Runnable {
   public void run() {
     long start = System.nanoTime();
     long n = 0;
+    long failed = 0;
     try (BufferedReader in = Files.newBufferedReader(groupsFile, StandardCharsets.US_ASCII)) {
       for (String line = in.readLine(); line != null; line = in.readLine()) {
-        if (isGroupLine(line)) n++;
+        if (isGroupLine(line)) {
+          n++;
+          if (line.endsWith("I/O error")) failed++;
+        }
       }
       groups = n;
+      failedGroups = failed;
       elapsedMs = (System.nanoTime() - start) / 1_000_000;
-      LOG.info("Storage: ext4 has the block bitmaps of {} groups loaded ({}), read in {} ms", n, groupsFile, elapsedMs);
+      if (failed == 0) {
+        LOG.info("Storage: ext4 has the block bitmaps of {} groups loaded ({}), read in {} ms", n, groupsFile, elapsedMs);
+      } else {
+        LOG.warn("Storage: ext4 has the block bitmaps of {} of {} groups loaded ({}), read in {} ms; the others"
+            + " failed with an I/O error and are read again when an allocation needs them", n - failed, n,
+            groupsFile, elapsedMs);
+      }
     } catch (IOException | RuntimeException e) {
       failure = e.toString();
       LOG.warn("Storage: could not have ext4 load the block bitmaps through {} (they are read on demand): {}",
@@ -99,8 +114,8 @@ public final class BlockBitmapPreload implements Runnable {
 
   /**
    * One group's line, {@code #<group> : <free> ...}; the header is {@code #group: free ...}. A
-   * group whose bitmap could not be read is listed as {@code #<group>: I/O error} and counted too
-   * (ext4 tries it again when it allocates there).
+   * group whose bitmap could not be read is listed as {@code #<group> : I/O error} (ext4 tries it
+   * again when it allocates there).
    */
   static boolean isGroupLine(String line) {
     return line.length() > 1 && line.charAt(0) == '#' && Character.isDigit(line.charAt(1));
@@ -114,6 +129,11 @@ public final class BlockBitmapPreload implements Runnable {
   /** Groups listed, once the read is done; -1 before, or if it failed. */
   public long groups() {
     return groups;
+  }
+
+  /** Of {@link #groups()}, those ext4 could not load (an I/O error); -1 before, or if the read failed. */
+  public long failedGroups() {
+    return failedGroups;
   }
 
   /** How long the read took, once done; -1 before, or if it failed. */

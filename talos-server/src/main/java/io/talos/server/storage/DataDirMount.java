@@ -139,7 +139,8 @@ public record DataDirMount(String mountPoint, String fsType, String source, Stri
    * each; empty when nothing.
    *
    * @param bitmapsPreloaded whether the server has ext4 load the block bitmaps itself ({@link
-   *     BlockBitmapPreload}), which makes {@code no_prefetch_block_bitmaps} harmless
+   *     BlockBitmapPreload}): as ext4 does without {@code no_prefetch_block_bitmaps}, so the
+   *     option makes no difference left to advise about
    */
   public List<String> advice(Path dataDir, boolean bitmapsPreloaded) {
     List<String> advice = new ArrayList<>();

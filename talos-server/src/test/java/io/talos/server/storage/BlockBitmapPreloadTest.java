@@ -61,6 +61,7 @@ class BlockBitmapPreloadTest {
     assertEquals(-1, p.groups(), "not read yet");
     p.run();
     assertEquals(3, p.groups());
+    assertEquals(1, p.failedGroups());
     assertTrue(p.elapsedMs() >= 0);
     assertNull(p.failure());
   }
