@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +41,8 @@ public final class BlockBitmapPreload implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(BlockBitmapPreload.class);
   private static final Path PROC_FS_EXT4 = Path.of("/proc/fs/ext4");
   private static final Path SYS_DEV_BLOCK = Path.of("/sys/dev/block");
+  /** The groups files a preload was started for in this process. */
+  private static final Set<Path> STARTED = ConcurrentHashMap.newKeySet();
 
   private final Path groupsFile;
   private volatile long groups = -1;
@@ -74,12 +78,19 @@ public final class BlockBitmapPreload implements Runnable {
     }
   }
 
-  /** Starts {@link #run} on a daemon thread of its own and returns at once. */
-  public BlockBitmapPreload start() {
+  /**
+   * Starts {@link #run} on a daemon thread of its own and returns at once; does nothing when this
+   * process started one for the same file system before (ext4 keeps the groups it loaded, so a
+   * second server in the process, or a restarted one, would only list them again).
+   *
+   * @return whether it started
+   */
+  public boolean start() {
+    if (!STARTED.add(groupsFile)) return false;
     Thread t = new Thread(this, "block-bitmap-preload");
     t.setDaemon(true);
     t.start();
-    return this;
+    return true;
   }
 
   /** Reads the groups' list to its end (the kernel loads each group as it lists it), and logs the outcome. */
@@ -119,11 +130,6 @@ public final class BlockBitmapPreload implements Runnable {
    */
   static boolean isGroupLine(String line) {
     return line.length() > 1 && line.charAt(0) == '#' && Character.isDigit(line.charAt(1));
-  }
-
-  /** The file read. */
-  public Path groupsFile() {
-    return groupsFile;
   }
 
   /** Groups listed, once the read is done; -1 before, or if it failed. */

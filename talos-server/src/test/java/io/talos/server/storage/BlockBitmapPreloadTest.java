@@ -67,6 +67,17 @@ class BlockBitmapPreloadTest {
   }
 
   @Test
+  void aProcessStartsOnePreloadPerFileSystem(@TempDir Path root) throws Exception {
+    Path[] k = kernelFiles(root, "#group: free\n#0    : 1 1 1 [ ]\n");
+    Path file = BlockBitmapPreload.groupsFile(ON_DEMAND, k[0], k[1]).orElseThrow();
+    BlockBitmapPreload first = new BlockBitmapPreload(file);
+    assertTrue(first.start());
+    assertFalse(new BlockBitmapPreload(file).start(), "a second server of the process lists nothing again");
+    for (int i = 0; i < 500 && first.groups() < 0; i++) Thread.sleep(10);
+    assertEquals(1, first.groups());
+  }
+
+  @Test
   void aFailedReadIsReportedAndLeavesTheCountsUnset(@TempDir Path root) {
     BlockBitmapPreload p = new BlockBitmapPreload(root.resolve("gone/mb_groups"));
     p.run();
