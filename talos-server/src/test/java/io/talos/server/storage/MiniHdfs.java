@@ -73,8 +73,20 @@ public final class MiniHdfs implements AutoCloseable {
     return FileSystem.newInstance(uri(), conf());
   }
 
+  /**
+   * Shuts the cluster down and empties Hadoop's FileSystem cache. Why the cache: the shutdown
+   * clears every Hadoop shutdown hook of the JVM, the cache's own among them, while the cache
+   * keeps its entries; the cache registers its hook again only when it next fills from empty. An
+   * HBase mini cluster started later in the same JVM removes that hook and aborts its master when
+   * it is not there ("Failed suppression of fs shutdown hook").
+   */
   @Override
   public void close() {
     cluster.shutdown(true);
+    try {
+      FileSystem.closeAll();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 }
