@@ -4,6 +4,7 @@ import io.talos.common.config.ConfigDef;
 import io.talos.common.config.ConfigDef.Type;
 import io.talos.common.config.ConfigDef.Validator;
 import io.talos.common.config.TalosConfig;
+import io.talos.server.scheduling.PoolConfig;
 import io.talos.server.scheduling.ThreadSlice;
 import java.io.IOException;
 import java.io.InputStream;
@@ -138,6 +139,7 @@ public final class ServerConfig extends TalosConfig {
 
   public static final String SCHEDULING_WORKERS = "scheduling.workers";
   public static final String SCHEDULING_INLINE_IDLE = "scheduling.inline.idle";
+  public static final String SCHEDULING_INLINE_RUNS_MAX = "scheduling.inline.runs.max";
   public static final String SCHEDULING_THREAD_SLICE_US = "scheduling.thread.slice.us";
   public static final String SCHEDULING_THREAD_SLICE_WHEN = "scheduling.thread.slice.when";
   public static final String SCHEDULING_THREAD_SLICE_MACHINE_BUSY_MIN_PERCENT = "scheduling.thread.slice.machine.busy.min.percent";
@@ -397,6 +399,8 @@ public final class ServerConfig extends TalosConfig {
           "Task-pool workers serving puts and gets (Jetty threads only parse and authenticate).")
       .define(SCHEDULING_INLINE_IDLE, Type.BOOLEAN, true, null,
           "A put or get of a partition with nothing waiting or running, whose worker is idle, is served on the HTTP thread that received it (the worker lent to it) instead of waking the worker: one thread hand-off less for a lone request. Only where the storage part runs on the worker (storage.io.threads resolving to 0, the default on a local file system). false: always handed to a worker.")
+      .define(SCHEDULING_INLINE_RUNS_MAX, Type.INT, PoolConfig.DEFAULT_MAX_LENT_RUNS, Validator.between(1, PoolConfig.MAX_LENT_RUNS),
+          "With scheduling.inline.idle: the most runs (a put or get, or a batch of puts) the HTTP thread serves on the worker lent to it: its own request, then what was queued for that worker meanwhile, such as the long-polling gets its put woke, answered after the put. The worker's own thread takes over after that. Each run served so saves waking the worker; the HTTP thread is kept that much longer. 1: its own request only.")
       .define(SCHEDULING_THREAD_SLICE_US, Type.INT, 100, threadSlice(),
           "Scheduler time slice, in microseconds, that the threads a put or get waits for (HTTP threads, task-pool workers, storage threads) ask the Linux kernel for (sched_setattr; Linux 6.12 or later, no privilege needed), when scheduling.thread.slice.when says. When every core is busy, a thread with a shorter slice than the running one preempts it as soon as it wakes, instead of waiting for that slice to end (1.4 ms by default); it gets no more CPU in all than its fair share. On a machine shared with other work it shortens the tail of puts (loaded P99 0.72-0.97x): see docs/benchmarks.md. 0: the kernel's default slice, always. Elsewhere (another system, an older kernel) the threads keep the default and the server logs it once.")
       .define(SCHEDULING_THREAD_SLICE_WHEN, Type.STRING, "contended", Validator.oneOf("contended", "always"),

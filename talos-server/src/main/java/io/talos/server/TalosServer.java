@@ -715,6 +715,7 @@ public final class TalosServer implements AutoCloseable {
         .maxWaitingTasks(config.getInt(ServerConfig.SCHEDULING_MAX_WAITING_TASKS))
         .priorityClasses(config.getString(ServerConfig.SCHEDULING_PRIORITY_CLASSES).split(","))
         .maxBatchCount(config.getInt(ServerConfig.SCHEDULING_BATCH_MAX_COUNT))
+        .maxLentRuns(config.getInt(ServerConfig.SCHEDULING_INLINE_RUNS_MAX))
         .maxBatchBytes(config.getLong(ServerConfig.SCHEDULING_BATCH_MAX_BYTES))
         .defaultDeadlineMs(config.getLong(ServerConfig.SCHEDULING_DEADLINE_DEFAULT_MS))
         .threadSlices(threadSlices)

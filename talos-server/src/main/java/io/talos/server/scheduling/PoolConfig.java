@@ -34,6 +34,10 @@ import java.util.Set;
  *       running tasks to finish</td></tr>
  *   <tr><td>busyRatioWindowMs</td><td>10000</td><td>window of the {@code
  *       pool.worker.<i>.busy.ratio} gauges</td></tr>
+ *   <tr><td>maxLentRuns</td><td>2</td><td>most runs (a task or a batch) a submitting thread
+ *       serves on an idle worker lent to it ({@link TaskPool#submitOrRun}): its own task, then what
+ *       was queued for that worker meanwhile (a long-poll get its put woke), before the worker's
+ *       own thread takes over; 1: its own task only</td></tr>
  *   <tr><td>threadSlices</td><td>{@link ThreadSlicePolicy#NONE}</td><td>the scheduler slice
  *       each worker thread moves to before each task; the pool does not start or close it</td></tr>
  * </table>
@@ -50,11 +54,14 @@ public final class PoolConfig {
   public static final long DEFAULT_DEADLINE_MS = 10_000L;
   public static final long DEFAULT_CLOSE_TIMEOUT_MS = 30_000L;
   public static final long DEFAULT_BUSY_RATIO_WINDOW_MS = 10_000L;
+  public static final int DEFAULT_MAX_LENT_RUNS = 2;
+  public static final int MAX_LENT_RUNS = 1_000;
 
   private final int workers;
   private final int maxWaitingTasks;
   private final List<String> priorityClasses;
   private final int maxBatchCount;
+  private final int maxLentRuns;
   private final long maxBatchBytes;
   private final long defaultDeadlineMs;
   private final WorkerSelector selector;
@@ -67,6 +74,7 @@ public final class PoolConfig {
     this.maxWaitingTasks = b.maxWaitingTasks;
     this.priorityClasses = List.copyOf(b.priorityClasses);
     this.maxBatchCount = b.maxBatchCount;
+    this.maxLentRuns = b.maxLentRuns;
     this.maxBatchBytes = b.maxBatchBytes;
     this.defaultDeadlineMs = b.defaultDeadlineMs;
     this.selector = b.selector;
@@ -115,6 +123,11 @@ public final class PoolConfig {
     return maxBatchCount;
   }
 
+  /** Most runs a thread serves on a worker lent to it, its own task's included. */
+  public int maxLentRuns() {
+    return maxLentRuns;
+  }
+
   public long maxBatchBytes() {
     return maxBatchBytes;
   }
@@ -147,6 +160,7 @@ public final class PoolConfig {
         .maxWaitingTasks(maxWaitingTasks)
         .priorityClasses(priorityClasses)
         .maxBatchCount(maxBatchCount)
+        .maxLentRuns(maxLentRuns)
         .maxBatchBytes(maxBatchBytes)
         .defaultDeadlineMs(defaultDeadlineMs)
         .selector(selector)
@@ -159,7 +173,7 @@ public final class PoolConfig {
   public String toString() {
     return "PoolConfig{workers=" + workers + ", maxWaitingTasks=" + maxWaitingTasks
         + ", priorityClasses=" + priorityClasses + ", maxBatchCount=" + maxBatchCount
-        + ", maxBatchBytes=" + maxBatchBytes + ", defaultDeadlineMs=" + defaultDeadlineMs
+        + ", maxLentRuns=" + maxLentRuns + ", maxBatchBytes=" + maxBatchBytes + ", defaultDeadlineMs=" + defaultDeadlineMs
         + ", selector=" + selector + ", closeTimeoutMs=" + closeTimeoutMs
         + ", busyRatioWindowMs=" + busyRatioWindowMs + ", threadSlices=" + threadSlices + "}";
   }
@@ -170,6 +184,7 @@ public final class PoolConfig {
     private int maxWaitingTasks = DEFAULT_MAX_WAITING_TASKS;
     private List<String> priorityClasses = DEFAULT_PRIORITY_CLASSES;
     private int maxBatchCount = DEFAULT_MAX_BATCH_COUNT;
+    private int maxLentRuns = DEFAULT_MAX_LENT_RUNS;
     private long maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
     private long defaultDeadlineMs = DEFAULT_DEADLINE_MS;
     private WorkerSelector selector = new LeastLoadedWorkerSelector();
@@ -201,6 +216,11 @@ public final class PoolConfig {
 
     public Builder maxBatchCount(int maxBatchCount) {
       this.maxBatchCount = maxBatchCount;
+      return this;
+    }
+
+    public Builder maxLentRuns(int maxLentRuns) {
+      this.maxLentRuns = maxLentRuns;
       return this;
     }
 
@@ -258,6 +278,9 @@ public final class PoolConfig {
         }
       }
       if (maxBatchCount < 1) errors.add("maxBatchCount=" + maxBatchCount + " must be at least 1");
+      if (maxLentRuns < 1 || maxLentRuns > MAX_LENT_RUNS) {
+        errors.add("maxLentRuns=" + maxLentRuns + " must be between 1 and " + MAX_LENT_RUNS);
+      }
       if (maxBatchBytes < 1) errors.add("maxBatchBytes=" + maxBatchBytes + " must be at least 1");
       if (defaultDeadlineMs < 1) {
         errors.add("defaultDeadlineMs=" + defaultDeadlineMs + " must be at least 1");

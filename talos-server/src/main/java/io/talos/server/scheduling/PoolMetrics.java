@@ -26,6 +26,9 @@ import java.util.List;
  *   <tr><td>{@value #FAILED}</td><td>meter</td><td>tasks failed because their run threw</td></tr>
  *   <tr><td>{@value #RAN_ON_CALLER}</td><td>meter</td><td>tasks served on the submitting thread,
  *       their worker lent to it ({@link TaskPool#submitOrRun}); their queue wait is 0</td></tr>
+ *   <tr><td>{@value #RAN_QUEUED_ON_CALLER}</td><td>meter</td><td>runs of queued tasks (a task or
+ *       a batch) served on such a thread after its own task, before the loan ended ({@link
+ *       PoolConfig#maxLentRuns()}): each one a wake of the worker's thread saved</td></tr>
  *   <tr><td>{@value #WAITING}</td><td>gauge</td><td>tasks waiting in the whole pool</td></tr>
  *   <tr><td>pool.worker.&lt;id&gt;.depth</td><td>gauge</td><td>tasks waiting for that worker</td></tr>
  *   <tr><td>pool.worker.&lt;id&gt;.busy.ratio</td><td>gauge</td><td>fraction of the last
@@ -43,6 +46,7 @@ public final class PoolMetrics {
   public static final String FAILED = "pool.failed";
   public static final String WAITING = "pool.waiting";
   public static final String RAN_ON_CALLER = "pool.ran.on.caller";
+  public static final String RAN_QUEUED_ON_CALLER = "pool.ran.queued.on.caller";
 
   public static String workerDepth(int workerId) {
     return "pool.worker." + workerId + ".depth";
@@ -59,6 +63,7 @@ public final class PoolMetrics {
   final Meter rejected;
   final Meter failed;
   final Meter ranOnCaller;
+  final Meter ranQueuedOnCaller;
   private final MetricRegistry registry;
   private final List<String> gauges = new ArrayList<>();
 
@@ -71,6 +76,7 @@ public final class PoolMetrics {
     this.rejected = registry.meter(REJECTED);
     this.failed = registry.meter(FAILED);
     this.ranOnCaller = registry.meter(RAN_ON_CALLER);
+    this.ranQueuedOnCaller = registry.meter(RAN_QUEUED_ON_CALLER);
   }
 
   synchronized void registerGauges(TaskPool pool) {

@@ -33,7 +33,13 @@ import org.slf4j.LoggerFactory;
  * as the worker would have (same metrics, same answers), and the worker serves nothing until the
  * loan ends; tasks queued for it meanwhile wait as they would behind a running task. So the
  * worker still serves one task (or batch) at a time, and what holds for its tasks holds for the
- * lent run too.
+ * lent run too. When its task is served the thread goes on with what was queued for the worker
+ * meanwhile, taken in the worker's serving order, for at most {@link PoolConfig#maxLentRuns()}
+ * runs in all; then the loan ends and the worker's thread is woken for what is still waiting.
+ * Why: the usual thing queued during a lent put is a long-polling get of the same partition that
+ * the put's append woke; the thread that just answered the put serves it at once, where waking
+ * the worker's thread for it cost a thread hand-off (and, with the cores busy, a wait to be
+ * scheduled). While the worker is lent its thread is not woken by what is queued.
  *
  * <p>Thread-safety: {@link #id()}, {@link #waitingTasks()}, {@link #isRunning()}, {@link
  * #tasksOf(Object)} and {@link #busyRatio()} may be called from any thread (values are live
@@ -145,7 +151,8 @@ public final class Worker {
       if (closed) return false;
       queues[task.priority].addLast(task);
       waiting++;
-      workAvailable.signal();
+      // A lent worker's thread could not take it: the loan serves it or wakes the thread at its end.
+      if (!lent) workAvailable.signal();
       return true;
     } finally {
       lock.unlock();
@@ -172,11 +179,18 @@ public final class Worker {
 
   /**
    * Serves {@code task} on the calling thread, to which this worker was lent ({@link #tryLend}),
-   * then ends the loan and wakes the worker thread for what was queued meanwhile.
+   * then what was queued for this worker meanwhile, up to {@link PoolConfig#maxLentRuns()} runs
+   * in all; then ends the loan and wakes the worker thread for what is still waiting.
    */
   void serveLent(QueuedTask task) {
+    Work work = new Work(task, false, task.task instanceof MergeableTask ? List.of(task) : null, null);
+    int maxRuns = pool.config().maxLentRuns();
     try {
-      serve(new Work(task, false, task.task instanceof MergeableTask ? List.of(task) : null, null));
+      for (int runs = 1; work != null; runs++) {
+        serve(work);
+        work = runs < maxRuns ? takeWhileLent() : null;
+        if (work != null) pool.metrics().ranQueuedOnCaller.mark();
+      }
     } finally {
       lock.lock();
       try {
@@ -185,6 +199,16 @@ public final class Worker {
       } finally {
         lock.unlock();
       }
+    }
+  }
+
+  /** The next work waiting for this lent worker, as its thread would take it; null if none or closed. */
+  private Work takeWhileLent() {
+    lock.lock();
+    try {
+      return closed ? null : takeNext();
+    } finally {
+      lock.unlock();
     }
   }
 
@@ -233,20 +257,11 @@ public final class Worker {
     try {
       while (true) {
         if (closed) return null;
-        for (int k = 0; k < queues.length && !lent; k++) {
-          int i = (lastClass + 1 + k) % queues.length;
-          ArrayDeque<QueuedTask> queue = queues[i];
-          QueuedTask head = queue.pollFirst();
-          if (head != null) {
-            Work work = collect(head, queue);
-            waiting -= work.size();
-            pool.dequeued(work.size());
-            running = true;
-            lastClass = i;
-            return work;
-          }
+        if (!lent) {
+          Work work = takeNext();
+          if (work != null) return work;
+          lastClass = queues.length - 1; // nothing waiting: the next pick is by priority
         }
-        if (!lent) lastClass = queues.length - 1; // nothing waiting: the next pick is by priority
         if (!block) return null;
         try {
           workAvailable.await();
@@ -258,6 +273,27 @@ public final class Worker {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Under the lock: the next work in serving order (the classes in turn after the last one
+   * served), marked running; null if nothing waits.
+   */
+  private Work takeNext() {
+    for (int k = 0; k < queues.length; k++) {
+      int i = (lastClass + 1 + k) % queues.length;
+      ArrayDeque<QueuedTask> queue = queues[i];
+      QueuedTask head = queue.pollFirst();
+      if (head != null) {
+        Work work = collect(head, queue);
+        waiting -= work.size();
+        pool.dequeued(work.size());
+        running = true;
+        lastClass = i;
+        return work;
+      }
+    }
+    return null;
   }
 
   /** Under the lock: the work headed by {@code head}, just taken from {@code queue}. */

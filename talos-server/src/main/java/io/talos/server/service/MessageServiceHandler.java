@@ -78,7 +78,10 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   /** Told of every successful append, once its messages are readable (long poll wakes on it). */
   @FunctionalInterface
   public interface AppendListener {
-    /** Must not block: runs on the thread that appended, before the put is acknowledged. */
+    /**
+     * Must not block: runs on the thread that completed the append, once its messages are
+     * readable and after the append's future completed (puts that waited on it are answered first).
+     */
     void appended(String topicName, int partitionId);
   }
 
@@ -340,13 +343,21 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
       }
       try {
         if (meters != null) markStored(puts, results);
+      } catch (RuntimeException meterFailure) {
+        // the puts are durable: acknowledge them whatever a meter did
+        LOG.warn("Metering an append to partition {} of topic '{}' failed",
+            puts.get(0).partitionId(), puts.get(0).topic().name(), meterFailure);
+      }
+      // Acknowledged first, readers woken after: where the flush completed on a flusher thread,
+      // waking a worker for a get before the put's answer was written put a thread hand-off (and
+      // with busy cores a wait to be scheduled) ahead of the acknowledgement.
+      answered.complete(results);
+      try {
         appendListener.appended(puts.get(0).topic().name(), puts.get(0).partitionId());
       } catch (RuntimeException listenerFailure) {
-        // the puts are durable: acknowledge them whatever a meter or listener did
-        LOG.warn("Metering or waking readers after an append to partition {} of topic '{}' failed",
+        LOG.warn("Waking readers after an append to partition {} of topic '{}' failed",
             puts.get(0).partitionId(), puts.get(0).topic().name(), listenerFailure);
       }
-      answered.complete(results);
     });
     return answered;
   }

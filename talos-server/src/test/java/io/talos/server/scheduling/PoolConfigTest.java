@@ -18,6 +18,7 @@ class PoolConfigTest {
     assertEquals(10_000, config.maxWaitingTasks());
     assertEquals(List.of("admin", "put", "get"), config.priorityClasses());
     assertEquals(64, config.maxBatchCount());
+    assertEquals(2, config.maxLentRuns());
     assertEquals(4L * 1024 * 1024, config.maxBatchBytes());
     assertEquals(10_000L, config.defaultDeadlineMs());
     assertInstanceOf(LeastLoadedWorkerSelector.class, config.selector());
@@ -29,10 +30,11 @@ class PoolConfigTest {
   void shouldReportEveryInvalidSettingByNameAtOnce() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PoolConfig.builder()
         .workers(0).maxWaitingTasks(0).priorityClasses("put", "put").maxBatchCount(0).maxBatchBytes(0)
-        .defaultDeadlineMs(0).selector(null).closeTimeoutMs(-1).busyRatioWindowMs(0).threadSlices(null).build());
+        .maxLentRuns(0).defaultDeadlineMs(0).selector(null).closeTimeoutMs(-1).busyRatioWindowMs(0).threadSlices(null).build());
     String message = e.getMessage();
     for (String expected : List.of("workers=0 must be between 1 and 4096", "maxWaitingTasks=0",
         "priorityClasses=[put, put] names 'put' twice", "maxBatchCount=0", "maxBatchBytes=0",
+        "maxLentRuns=0 must be between 1 and 1000",
         "defaultDeadlineMs=0", "selector must be set", "closeTimeoutMs=-1", "busyRatioWindowMs=0",
         "threadSlices must be set")) {
       assertTrue(message.contains(expected), "'" + expected + "' missing from: " + message);
@@ -57,7 +59,7 @@ class PoolConfigTest {
   @Test
   void shouldCopyEverySettingIntoABuilder() {
     PoolConfig config = PoolConfig.builder().workers(3).maxWaitingTasks(7).priorityClasses("a", "b")
-        .maxBatchCount(5).maxBatchBytes(99).defaultDeadlineMs(11).selector(new HashedWorkerSelector())
+        .maxBatchCount(5).maxLentRuns(4).maxBatchBytes(99).defaultDeadlineMs(11).selector(new HashedWorkerSelector())
         .closeTimeoutMs(13).busyRatioWindowMs(17).threadSlices(ThreadSlicePolicy.always(250)).build();
     assertEquals(config.toString(), config.toBuilder().build().toString());
   }

@@ -604,7 +604,7 @@ class TaskPoolTest {
 
   @Test
   void shouldServeNothingOnALentWorkerUntilTheLoanEnds() {
-    pool(1);
+    pool(PoolConfig.builder().workers(1).maxLentRuns(1));
     RecordingTask same = get("same", "k1");
     RecordingTask other = get("other", "k2");
     RecordingTask lone = get("lone", "k1").onRun(() -> {
@@ -616,6 +616,70 @@ class TaskPoolTest {
     assertEquals(List.of("run lone"), log);
     runUntilIdle();
     assertEquals(List.of("run lone", "run same", "run other"), log);
+  }
+
+  @Test
+  void shouldServeWhatWasQueuedDuringTheLoanOnTheCallerUpToMaxLentRuns() {
+    // A put served on the request thread wakes its partition's long-polling get: the thread
+    // serves the get once the put is answered, instead of waking the worker's thread for it.
+    pool(PoolConfig.builder().workers(1).maxLentRuns(3));
+    List<Thread> ranOn = new ArrayList<>();
+    RecordingTask g1 = get("g1", "k1").onRun(() -> ranOn.add(Thread.currentThread()));
+    RecordingTask g2 = get("g2", "k2").onRun(() -> ranOn.add(Thread.currentThread()));
+    RecordingTask g3 = get("g3", "k3");
+    RecordingPut lone = put("p", "k1");
+    lone.onRun(() -> submit(g1, g2, g3));
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    assertEquals(List.of("batch [p]", "run g1", "run g2"), log, "three runs in all on the caller");
+    assertEquals(List.of(Thread.currentThread(), Thread.currentThread()), ranOn);
+    assertEquals(1, depth(0), "the rest waits for the worker");
+    assertFalse(pool.worker(0).isRunning(), "the loan has ended");
+    assertEquals(-1, pool.workerOf("k1"));
+    assertEquals(-1, pool.workerOf("k2"));
+    assertEquals(0, pool.workerOf("k3"));
+    assertEquals(1, registry.meter(PoolMetrics.RAN_ON_CALLER).getCount());
+    assertEquals(2, registry.meter(PoolMetrics.RAN_QUEUED_ON_CALLER).getCount());
+    assertEquals(3, registry.timer(PoolMetrics.SERVICE).getCount());
+    assertTrue(pool.worker(0).runOnce());
+    assertEquals(List.of("batch [p]", "run g1", "run g2", "run g3"), log);
+  }
+
+  @Test
+  void shouldEndTheLoanWhenNothingWasQueued() {
+    pool(PoolConfig.builder().workers(1).maxLentRuns(5));
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(get("lone", "k1")));
+    assertEquals(List.of("run lone"), log);
+    assertEquals(0, registry.meter(PoolMetrics.RAN_QUEUED_ON_CALLER).getCount());
+    // the worker is free again: the next lone task is lent it too
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(get("next", "k2")));
+    assertEquals(List.of("run lone", "run next"), log);
+    assertEquals(2, registry.meter(PoolMetrics.RAN_ON_CALLER).getCount());
+  }
+
+  @Test
+  void shouldServeQueuedPutsOfTheLoanAsOneBatch() {
+    pool(PoolConfig.builder().workers(1).maxLentRuns(2));
+    RecordingPut lone = put("p1", "k");
+    lone.onRun(() -> submit(put("p2", "k"), put("p3", "k")));
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    assertEquals(List.of("batch [p1]", "batch [p2, p3]"), log);
+    assertEquals(-1, pool.workerOf("k"));
+    assertEquals(0, pool.waitingTasks());
+  }
+
+  @Test
+  void shouldStopServingQueuedTasksOnTheCallerWhenThePoolCloses() {
+    pool(PoolConfig.builder().workers(1).maxLentRuns(10));
+    RecordingTask queued = get("queued", "k2");
+    RecordingTask lone = get("lone", "k1").onRun(() -> {
+      submit(queued);
+      pool.close(); // from the lent run: fails what waits, serves nothing more
+    });
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    assertTrue(log.contains("run lone"), log.toString());
+    assertFalse(log.contains("run queued"), log.toString());
+    assertEquals(1, queued.fails.get(), "the queued task was answered by the close");
+    assertEquals(1, queued.answers.get());
   }
 
   @Test
