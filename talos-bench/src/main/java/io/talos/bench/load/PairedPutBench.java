@@ -1,6 +1,8 @@
 package io.talos.bench.load;
 
 import io.talos.client.TalosClient;
+import io.talos.client.consumer.ConsumedMessage;
+import io.talos.client.consumer.SimpleConsumer;
 import io.talos.client.producer.SimpleProducer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +39,10 @@ import picocli.CommandLine.Option;
  * time ({@code schedstat}, ns) and voluntary context switches ({@code status}), i.e. how often a
  * server thread blocked, which is how many thread hand-offs and waits a put costs. Both count the
  * server's own work only and hardly move with the machine's load.
+ *
+ * <p>With {@code --tail-wait-ms}, each server also has a consumer tailing its partition with long
+ * polls of that wait, as a consumer at the tail does: each put then wakes a parked get, and the
+ * counters include serving it.
  */
 @Command(name = "paired-put", mixinStandardHelpOptions = true,
     description = "Lone synchronous puts alternating between two Talos builds running side by side.")
@@ -55,6 +61,11 @@ public final class PairedPutBench implements Callable<Integer> {
 
   @Option(names = "--message-bytes", description = "Message size (default: ${DEFAULT-VALUE}).")
   int messageBytes = 100;
+
+  @Option(names = "--tail-wait-ms", description = "A consumer per server tailing the partition with long polls"
+      + " of this wait (GetMessageRequest.maxWaitMs), so that each put wakes a parked get; 0: no consumer"
+      + " (default: ${DEFAULT-VALUE}).")
+  long tailWaitMs = 0;
 
   @Option(names = "--talos-jvm", description = "JVM options of both servers (default: '${DEFAULT-VALUE}').")
   String talosJvm = "-Xms512m -Xmx512m";
@@ -87,6 +98,8 @@ public final class PairedPutBench implements Callable<Integer> {
       baseClient.admin().createTopic("paired-put", 1);
       candClient.admin().createTopic("paired-put", 1);
       SimpleProducer[] producers = {baseClient.producer("paired-put", 0), candClient.producer("paired-put", 0)};
+      Tail[] tails = tailWaitMs <= 0 ? null
+          : new Tail[] {new Tail(baseClient.consumer("paired-put", 0), tailWaitMs), new Tail(candClient.consumer("paired-put", 0), tailWaitMs)};
       Histogram[] latency = {new Histogram(TimeUnit.SECONDS.toNanos(60), 3), new Histogram(TimeUnit.SECONDS.toNanos(60), 3)};
       byte[] payload = BenchContext.payload(messageBytes);
       List<byte[]> batch = List.of(payload);
@@ -109,9 +122,15 @@ public final class PairedPutBench implements Callable<Integer> {
         pairs++;
       }
       long[][] after = {threadCounters(base.process().pid()), threadCounters(cand.process().pid())};
+      long[] consumed = {0, 0};
+      if (tails != null) {
+        for (int i = 0; i < 2; i++) consumed[i] = tails[i].stop();
+      }
       String[] names = {"baseline (" + baselineHome + ")", "candidate (" + candidateHome + ")"};
-      System.out.printf(Locale.ROOT, "Lone puts of %d bytes, alternating, %s s after %s s warm-up; load average at the end %s%n%n",
-          messageBytes, SyncScenario.fmt(seconds), SyncScenario.fmt(warmup), loadAverage());
+      System.out.printf(Locale.ROOT, "Lone puts of %d bytes, alternating, %s s after %s s warm-up%s; load average at the end %s%n%n",
+          messageBytes, SyncScenario.fmt(seconds), SyncScenario.fmt(warmup),
+          tails == null ? "" : ", a consumer per server tailing with long polls of " + tailWaitMs + " ms (consumed: baseline "
+              + consumed[0] + ", candidate " + consumed[1] + " messages)", loadAverage());
       System.out.println("| server | puts | mean ms | P50 ms | P90 ms | P99 ms | P99.9 ms | max ms | server CPU µs / put"
           + " | server context switches / put |");
       System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -135,6 +154,40 @@ public final class PairedPutBench implements Callable<Integer> {
       BenchContext.deleteTree(work);
     }
     return 0;
+  }
+
+  /** A thread fetching a partition from its end on, with long polls, until stopped. */
+  private static final class Tail {
+    private final Thread thread;
+    private final java.util.concurrent.atomic.AtomicLong consumed = new java.util.concurrent.atomic.AtomicLong();
+    private volatile boolean stopped;
+    private volatile RuntimeException failure;
+
+    Tail(SimpleConsumer consumer, long waitMs) {
+      thread = new Thread(() -> {
+        long next = 0;
+        try {
+          while (!stopped) {
+            List<ConsumedMessage> got = consumer.fetch(next, 1000, waitMs).messages();
+            if (got.isEmpty()) continue;
+            next = got.get(got.size() - 1).offset() + 1;
+            consumed.addAndGet(got.size());
+          }
+        } catch (RuntimeException e) {
+          if (!stopped) failure = e;
+        }
+      }, "paired-put-tail");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    /** Stops after the fetch in progress; the messages consumed. */
+    long stop() throws InterruptedException {
+      stopped = true;
+      thread.join(TimeUnit.SECONDS.toMillis(30));
+      if (failure != null) throw failure;
+      return consumed.get();
+    }
   }
 
   /**
