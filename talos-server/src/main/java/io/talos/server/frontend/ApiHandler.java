@@ -510,7 +510,8 @@ public final class ApiHandler extends Handler.Abstract implements ForwardedCalls
    * bytes count against {@code scheduling.max.waiting.bytes} until then.
    *
    * @param mayRunHere the calling thread may serve the call itself when its partition and worker
-   *     are idle ({@link TaskPool#submitOrRun}): a request thread, never an event loop
+   *     are idle, and then what was queued for that worker meanwhile ({@link TaskPool#submitOrRun}):
+   *     a request thread, never an event loop
    */
   private void schedule(ThriftDispatcher dispatcher, ThriftDispatcher.Call call, RequestContext ctx,
       PendingReply pending, long held, long clockOffsetMs, Runnable forgetReplay, boolean mayRunHere) {

@@ -157,14 +157,15 @@ public final class TaskPool implements AutoCloseable {
    * worker (the one the selector chooses) is idle, is served at once on the calling thread instead
    * of waking that worker: the worker is lent to the caller for the run ({@link Worker}, "Lending")
    * and the key is in the key table meanwhile, so every guarantee of the class holds as if the
-   * worker had run it. A lone request thus costs no thread hand-off. Otherwise the task is queued
-   * as by {@link #submit}.
+   * worker had run it. A lone request thus costs no thread hand-off. The caller then also serves
+   * what was queued for that worker during its run, of any key and class, up to {@link
+   * PoolConfig#maxLentRuns()} runs in all. Otherwise the task is queued as by {@link #submit}.
    *
-   * <p>Only for callers that may block for the task's run (its storage work included): a request
+   * <p>Only for callers that may block for those runs (their storage work included): a request
    * thread, never an event loop or a timer.
    *
-   * @return {@link Admission#ACCEPTED} once the task has run here or been queued; otherwise as
-   *     {@link #submit}
+   * @return {@link Admission#ACCEPTED} once the task and the runs after it have been served here,
+   *     or the task queued; otherwise as {@link #submit}
    */
   public Admission submitOrRun(Task task) {
     Object key = Objects.requireNonNull(Objects.requireNonNull(task, "task").key(), "task.key()");

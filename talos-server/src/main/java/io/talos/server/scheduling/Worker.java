@@ -183,18 +183,28 @@ public final class Worker {
    * in all; then ends the loan and wakes the worker thread for what is still waiting.
    */
   void serveLent(QueuedTask task) {
-    Work work = new Work(task, false, task.task instanceof MergeableTask ? List.of(task) : null, null);
     int maxRuns = pool.config().maxLentRuns();
     try {
-      for (int runs = 1; work != null; runs++) {
-        serve(work);
-        work = runs < maxRuns ? takeWhileLent() : null;
-        if (work != null) pool.metrics().ranQueuedOnCaller.mark();
+      serve(new Work(task, false, task.task instanceof MergeableTask ? List.of(task) : null, null));
+      // The runs of queued tasks are other requests' work: what they throw (serve answers their
+      // tasks' own failures; this is the unexpected) is logged here, as the worker's thread would,
+      // and never reaches the caller, whose own request is answered already.
+      Work work;
+      for (int runs = 1; runs < maxRuns && (work = takeWhileLent()) != null; runs++) {
+        pool.metrics().ranQueuedOnCaller.mark();
+        try {
+          serve(work);
+        } catch (Throwable t) {
+          LOG.error("worker {} (lent) hit an unexpected error serving queued work; the loan ends", id, t);
+          break;
+        }
       }
     } finally {
       lock.lock();
       try {
         lent = false;
+        // nothing waiting: the next pick is by priority, as after the thread's own poll found nothing
+        if (waiting == 0) lastClass = queues.length - 1;
         if (waiting > 0 || closed) workAvailable.signal();
       } finally {
         lock.unlock();
@@ -202,11 +212,14 @@ public final class Worker {
     }
   }
 
-  /** The next work waiting for this lent worker, as its thread would take it; null if none or closed. */
+  /**
+   * The next work waiting for this lent worker, as its thread would take it; null if none.
+   * Closing empties the queues and refuses more, so a closed worker has none.
+   */
   private Work takeWhileLent() {
     lock.lock();
     try {
-      return closed ? null : takeNext();
+      return takeNext();
     } finally {
       lock.unlock();
     }

@@ -80,7 +80,10 @@ public final class MessageServiceHandler extends BaseServiceHandler implements M
   public interface AppendListener {
     /**
      * Must not block: runs on the thread that completed the append, once its messages are
-     * readable and after the append's future completed (puts that waited on it are answered first).
+     * readable, after the append's future completed: puts already waiting on that future (the
+     * flush completed on a flusher thread) are answered first. Where the appending thread flushed
+     * itself the future completes before the puts wait on it, so this runs first; the gets it
+     * wakes are then queued behind that thread's run, which answers the puts.
      */
     void appended(String topicName, int partitionId);
   }

@@ -185,8 +185,6 @@ class TaskPoolConcurrencyTest {
     for (WorkerSelector selector : List.of(new LeastLoadedWorkerSelector(), new HashedWorkerSelector())) {
       MetricRegistry registry = keepsPerKeyOrder(selector, true);
       assertTrue(registry.meter(PoolMetrics.RAN_ON_CALLER).getCount() > 0, selector + ": no task ran on its submitter");
-      assertTrue(registry.meter(PoolMetrics.RAN_QUEUED_ON_CALLER).getCount() > 0,
-          selector + ": no submitter served a task queued during its loan");
     }
   }
 

@@ -678,6 +678,7 @@ class TaskPoolTest {
     assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
     assertTrue(log.contains("run lone"), log.toString());
     assertFalse(log.contains("run queued"), log.toString());
+    assertTrue(log.get(0).startsWith("fail queued"), log.toString());
     assertEquals(1, queued.fails.get(), "the queued task was answered by the close");
     assertEquals(1, queued.answers.get());
   }
@@ -686,7 +687,7 @@ class TaskPoolTest {
   void shouldCountALentRunAsItsClassTurn() {
     // A put served on the request thread wakes its partition's long-polling get while it runs,
     // and more puts arrive meanwhile: the get is next, as if the worker had served the put itself.
-    pool(1);
+    pool(PoolConfig.builder().workers(1).maxLentRuns(1));
     RecordingPut lone = put("p1", "k");
     lone.onRun(() -> submit(get("g", "k"), put("p2", "k")));
     assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
@@ -695,8 +696,33 @@ class TaskPoolTest {
   }
 
   @Test
+  void shouldTakeTheLoansQueuedRunsInTheWorkersServingOrder() {
+    // The same on the thread the worker is lent to: the get its put woke is its next run.
+    pool(PoolConfig.builder().workers(1).maxLentRuns(2));
+    RecordingPut lone = put("p1", "k");
+    lone.onRun(() -> submit(put("p2", "k"), get("g", "k")));
+    assertEquals(Admission.ACCEPTED, pool.submitOrRun(lone));
+    assertEquals(List.of("batch [p1]", "run g"), log);
+    runUntilIdle();
+    assertEquals(List.of("batch [p1]", "run g", "batch [p2]"), log);
+  }
+
+  @Test
+  void shouldPickByPriorityAfterALoanThatFoundNothingQueued() {
+    for (int runs : new int[] {1, 2}) {
+      log.clear();
+      pool(PoolConfig.builder().workers(1).maxLentRuns(runs));
+      assertEquals(Admission.ACCEPTED, pool.submitOrRun(put("lone", "k")));
+      submit(get("g", "a"), put("p", "b")); // after the loan: the put class has priority
+      runUntilIdle();
+      assertEquals(List.of("batch [lone]", "batch [p]", "run g"), log, runs + " runs");
+      pool.close();
+    }
+  }
+
+  @Test
   void shouldPickByPriorityAfterALoanWhateverTheWorkerServedBefore() {
-    pool(1);
+    pool(PoolConfig.builder().workers(1).maxLentRuns(1));
     submit(put("p0", "a"));
     assertTrue(pool.worker(0).runOnce()); // the last class served is put; the queues are not polled empty
     RecordingTask lone = get("lone", "k").onRun(() -> submit(get("g1", "g"), put("p1", "p")));
