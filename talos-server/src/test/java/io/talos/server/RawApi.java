@@ -7,18 +7,6 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
-import org.apache.hc.client5.http.config.ConnectionConfig;
-import org.apache.hc.client5.http.config.RequestConfig;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.HttpClients;
-import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
-import org.apache.hc.core5.http.ClassicHttpRequest;
-import org.apache.hc.core5.http.Header;
-import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
-import org.apache.hc.core5.http.io.entity.EntityUtils;
-import org.apache.hc.core5.http.message.BasicClassicHttpRequest;
-import org.apache.hc.core5.util.TimeValue;
-import org.apache.hc.core5.util.Timeout;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -39,6 +27,18 @@ import io.talos.thrift.TopicAttribute;
 import io.talos.thrift.TopicService;
 import io.talos.thrift.TopicTalosResourceName;
 import java.nio.ByteBuffer;
+import org.apache.hc.client5.http.config.ConnectionConfig;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.ClassicHttpRequest;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.message.BasicClassicHttpRequest;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.Timeout;
 import org.apache.thrift.TApplicationException;
 import org.apache.thrift.TBase;
 import org.apache.thrift.TException;
@@ -134,30 +134,29 @@ final class RawApi {
       String signature = GalaxySigner.sign(signingSecret, GalaxySigner.stringToSign(httpMethod, path, query, headers));
       request.addHeader(GalaxySigner.AUTHORIZATION, GalaxySigner.SCHEME_V3 + " " + keyId + ":" + signature);
     }
-    HttpRequest sent = HttpRequest.newBuilder(uri).method(httpMethod, HttpRequest.BodyPublishers.ofByteArray(body)).build();
     return http.execute(request, response -> {
       Map<String, List<String>> received = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
       for (Header h : response.getHeaders()) {
         received.computeIfAbsent(h.getName(), k -> new java.util.ArrayList<>()).add(h.getValue());
       }
       byte[] answer = response.getEntity() == null ? new byte[0] : EntityUtils.toByteArray(response.getEntity());
-      return new Answer(sent, response.getCode(), HttpHeaders.of(received, (k, v) -> true), answer);
+      return new Answer(uri, response.getCode(), HttpHeaders.of(received, (k, v) -> true), answer);
     });
   }
 
   /** A received answer, in the JDK's shape so that tests read it as any other HTTP response. */
-  private record Answer(HttpRequest request, int statusCode, HttpHeaders headers, byte[] body)
+  private record Answer(URI uri, int statusCode, HttpHeaders headers, byte[] body)
       implements HttpResponse<byte[]> {
+    @Override public HttpRequest request() {
+      return HttpRequest.newBuilder(uri).build();
+    }
+
     @Override public java.util.Optional<HttpResponse<byte[]>> previousResponse() {
       return java.util.Optional.empty();
     }
 
     @Override public java.util.Optional<javax.net.ssl.SSLSession> sslSession() {
       return java.util.Optional.empty();
-    }
-
-    @Override public URI uri() {
-      return request.uri();
     }
 
     @Override public HttpClient.Version version() {
